@@ -1,0 +1,432 @@
+package dialog
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// dialogOf makes a dialog holding messages m0..m(n-1).
+func dialogOf(t testing.TB, n int, opts ...Option) *Dialog {
+	t.Helper()
+	d, err := New("coder", opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if _, err := d.PutText(fmt.Sprintf("m%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d
+}
+
+func contents(d *Dialog) string {
+	var s []string
+	for _, m := range d.Messages() {
+		s = append(s, m.Content)
+	}
+	return strings.Join(s, ",")
+}
+
+func TestForkReferenceExamples(t *testing.T) {
+	tests := []struct {
+		n, lastN, firstK int
+		want             string
+		split, wantLastN int
+		wantFirstK       int
+	}{
+		{10, 3, 1, "m0,m7,m8,m9", 4, 3, 1},
+		{5, 3, 4, "m0,m1,m2,m3,m4", 5, 3, 2},
+		{5, 2, 0, "m3,m4", 2, 2, 0},
+		{1, 100, 1, "m0", 1, 0, 1},
+		{4, 0, 1, "m0,m1,m2,m3", 4, 0, 1},
+		{4, -2, 1, "m0,m1,m2,m3", 4, 0, 1},
+		{6, 2, -1, "m4,m5", 2, 2, 0},
+		{0, 0, 1, "", 0, 0, 1},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("n=%d/fork(%d,%d)", tt.n, tt.lastN, tt.firstK), func(t *testing.T) {
+			d := dialogOf(t, tt.n)
+			c, err := d.Fork(tt.lastN, tt.firstK)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := contents(c); got != tt.want {
+				t.Errorf("messages = %q, want %q", got, tt.want)
+			}
+			n := c.Node()
+			if n.SplitPoint != tt.split || n.LastN != tt.wantLastN || n.FirstK != tt.wantFirstK {
+				t.Errorf("node split=%d last_n=%d first_k=%d, want %d %d %d", n.SplitPoint, n.LastN, n.FirstK, tt.split, tt.wantLastN, tt.wantFirstK)
+			}
+			if n.ParentID != d.ID() || n.Owner != "coder" || n.Depth != 1 || n.ParentLen != tt.n {
+				t.Errorf("node = %+v, want parent %s owner coder depth 1 parent_len %d", n, d.ID(), tt.n)
+			}
+			if p := d.Node(); !reflect.DeepEqual(p.ChildrenIDs, []string{c.ID()}) {
+				t.Errorf("parent children = %v, want [%s]", p.ChildrenIDs, c.ID())
+			}
+		})
+	}
+}
+
+func TestForkIsolation(t *testing.T) {
+	parent := dialogOf(t, 5)
+	full, _ := parent.Fork(0, 1)
+	part, _ := parent.Fork(2, 1)
+	if _, err := parent.PutText("parent-after"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := full.PutText("full-after"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := part.PutText("part-after"); err != nil {
+		t.Fatal(err)
+	}
+	grand, _ := full.Fork(0, 0)
+	if _, err := full.PutText("full-again"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := grand.PutText("grand-after"); err != nil {
+		t.Fatal(err)
+	}
+	checks := map[*Dialog]string{
+		parent: "m0,m1,m2,m3,m4,parent-after",
+		full:   "m0,m1,m2,m3,m4,full-after,full-again",
+		part:   "m0,m3,m4,part-after",
+		grand:  "m0,m1,m2,m3,m4,full-after,grand-after",
+	}
+	for d, want := range checks {
+		if got := contents(d); got != want {
+			t.Errorf("%s: %q, want %q", d.ID(), got, want)
+		}
+	}
+	if grand.Node().Depth != 2 {
+		t.Errorf("grandchild depth = %d, want 2", grand.Node().Depth)
+	}
+}
+
+func TestForkSharesMessages(t *testing.T) {
+	d := dialogOf(t, 1000)
+	c, _ := d.Fork(0, 0)
+	if d.At(500) != c.At(500) {
+		t.Fatal("full fork copied message 500 instead of sharing it")
+	}
+	p, _ := d.Fork(3, 1)
+	if p.At(0) != d.At(0) || p.At(1) != d.At(997) {
+		t.Fatal("partial fork copied messages instead of sharing them")
+	}
+}
+
+func TestTopPromptGovernsPutText(t *testing.T) {
+	add, err := NewFunction("add", "adds", func(_ context.Context, in struct{ A, B int }) (int, error) { return in.A + in.B, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPrompt("task", "Solve {task}", WithFunctions(add), WithParser(&TagParser{XMLTags: []string{"answer"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := dialogOf(t, 0)
+	if _, err := d.PutPrompt(p, map[string]any{"task": "2+2"}); err != nil {
+		t.Fatal(err)
+	}
+	if d.Tail().Content != "Solve 2+2" {
+		t.Fatalf("rendered %q", d.Tail().Content)
+	}
+	if _, err := d.PutText("more detail"); err != nil {
+		t.Fatal(err)
+	}
+	if d.TopPrompt() != p || len(d.TopPrompt().Functions) != 1 {
+		t.Fatal("PutText dropped the governing prompt and its tools")
+	}
+	c, _ := d.Fork(0, 0)
+	if c.TopPrompt() != p {
+		t.Fatal("fork did not inherit the governing prompt")
+	}
+	if _, err := d.PutText("free", Governed(nil)); err != nil || d.TopPrompt() != nil {
+		t.Fatalf("Governed(nil) should clear the prompt, got %v %v", d.TopPrompt(), err)
+	}
+	if _, err := d.PutPrompt(p, nil); err == nil || !strings.Contains(err.Error(), "task") {
+		t.Fatalf("missing variable error = %v", err)
+	}
+	if d.Len() != 3 {
+		t.Fatalf("a failed PutPrompt appended a message: len %d", d.Len())
+	}
+}
+
+func TestHeadTailOverviewCost(t *testing.T) {
+	d := dialogOf(t, 0)
+	if d.Head() != nil || d.Tail() != nil {
+		t.Fatal("empty dialog has a head or tail")
+	}
+	d.PutText("You are a careful coder.", AsRole(RoleSystem), From("system"))
+	d.PutText("line one\nline two", From("alice"))
+	d.Append(Message{Role: RoleAssistant, Content: strings.Repeat("x", 200), Name: "coder", Usage: Usage{InputTokens: 10, OutputTokens: 5}, USD: 0.25})
+	d.Append(Message{Role: RoleAssistant, Content: "ok", Usage: Usage{InputTokens: 1, CachedInputTokens: 1, OutputTokens: 2, ReasoningTokens: 1}, USD: 0.5})
+	if d.Head().Role != RoleSystem || d.Tail().Content != "ok" {
+		t.Fatal("head/tail wrong")
+	}
+	want := Cost{Usage: Usage{InputTokens: 11, CachedInputTokens: 1, OutputTokens: 7, ReasoningTokens: 1}, USD: 0.75}
+	if got := d.Cost(); got != want {
+		t.Fatalf("cost = %+v, want %+v", got, want)
+	}
+	ov := strings.Split(strings.TrimSpace(d.Overview(20)), "\n")
+	wantOv := []string{
+		"[0. system (system)]: You are a careful...",
+		"[1. alice (user)]: line one line two",
+		"[2. coder (assistant)]: xxxxxxxxxxxxxxxxx...",
+		"[3. assistant (assistant)]: ok",
+	}
+	if !reflect.DeepEqual(ov, wantOv) {
+		t.Fatalf("overview:\n%s\nwant:\n%s", strings.Join(ov, "\n"), strings.Join(wantOv, "\n"))
+	}
+}
+
+func TestSanitizedName(t *testing.T) {
+	m := Message{Name: "dr. strange/love" + strings.Repeat("é", 60)}
+	got := m.SanitizedName()
+	if len(got) != 64 || strings.ContainsAny(got, "./ é") || !strings.HasPrefix(got, "dr__strange_love") {
+		t.Fatalf("SanitizedName = %q", got)
+	}
+}
+
+// Every kind of message survives a JSON round trip unchanged.
+func TestMessageJSONRoundTrip(t *testing.T) {
+	png := pngBytes()
+	msgs := []Message{
+		{Role: RoleSystem, Content: "You are {x}", Name: "system", Modality: ModalityText},
+		{Role: RoleUser, Content: "hi <b>&</b>", Name: "user", Metadata: map[string]string{"k": "v"}},
+		{Role: RoleUser, Name: "user", Modality: ModalityImage, Parts: []Part{{Type: PartText, Text: "a dot"}, {Type: PartImage, Image: &Image{MIME: "image/png", Data: png}}}, Metadata: map[string]string{"caption": "a dot"}},
+		{Role: RoleUser, Parts: []Part{{Type: PartImage, Image: &Image{URL: "https://example.invalid/x.png"}}}},
+		{Role: RoleAssistant, Name: "coder", Agent: "critic", Content: "<answer>4</answer>", Parsed: mustJSON(t, TagResult{Raw: "<answer>4</answer>", XML: map[string][]string{"answer": {"4"}}}),
+			Usage: Usage{InputTokens: 100, CachedInputTokens: 20, OutputTokens: 30, ReasoningTokens: 10}, USD: 0.0012, Model: "openai/gpt-4o-mini", APIType: APICompletion,
+			Logprobs: []TokenLogprob{{Token: "4", Logprob: -0.01, Bytes: []int{52}, TopLogprobs: []TokenLogprob{{Token: "5", Logprob: -4.5}}}}},
+		{Role: RoleToolCall, Name: "coder", FunctionCalls: []FunctionCall{{ID: "call_1", Name: "add", Arguments: json.RawMessage(`{"a":1,"b":2}`)}}, APIType: APIResponse},
+		{Role: RoleTool, Name: "add", ToolCallID: "call_1", Content: "3", FunctionCalls: []FunctionCall{{ID: "call_1", Name: "add", Arguments: json.RawMessage(`{"a":1,"b":2}`), Result: "3"}}},
+		{Role: RoleTool, Name: "div", ToolCallID: "call_2", Content: "Error: divide by zero", FunctionCalls: []FunctionCall{{ID: "call_2", Name: "div", Error: "divide by zero", Result: "Error: divide by zero"}}},
+		{Role: RoleAssistant, Content: "emb", Vectors: []float64{0.25, -1, 3e-9}},
+	}
+	for i, m := range msgs {
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Message
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back, m) {
+			t.Errorf("message %d changed in a round trip:\n got %+v\nwant %+v\njson %s", i, back, m, b)
+		}
+		b2, _ := json.Marshal(back)
+		if string(b2) != string(b) {
+			t.Errorf("message %d: JSON not stable:\n%s\n%s", i, b, b2)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestCloneSharesNothing(t *testing.T) {
+	m := &Message{Parts: []Part{{Type: PartImage, Image: &Image{Data: []byte{1, 2}}}}, Metadata: map[string]string{"a": "b"},
+		FunctionCalls: []FunctionCall{{Arguments: json.RawMessage(`{}`)}}, Logprobs: []TokenLogprob{{Bytes: []int{1}}}, Vectors: []float64{1}}
+	c := m.Clone()
+	c.Parts[0].Image.Data[0] = 9
+	c.Metadata["a"] = "z"
+	c.FunctionCalls[0].Arguments[0] = '['
+	c.Logprobs[0].Bytes[0] = 7
+	c.Vectors[0] = 2
+	if m.Parts[0].Image.Data[0] != 1 || m.Metadata["a"] != "b" || m.FunctionCalls[0].Arguments[0] != '{' || m.Logprobs[0].Bytes[0] != 1 || m.Vectors[0] != 1 {
+		t.Fatal("Clone shares memory with the original")
+	}
+}
+
+func pngBytes() []byte {
+	b, _ := base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+	return b
+}
+
+func TestImages(t *testing.T) {
+	dir := t.TempDir()
+	png := pngBytes()
+	good := map[string][]byte{
+		"image/png":  png,
+		"image/jpeg": {0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10, 'J', 'F', 'I', 'F'},
+		"image/gif":  []byte("GIF89a\x01\x00\x01\x00"),
+		"image/webp": []byte("RIFF\x24\x00\x00\x00WEBPVP8 "),
+	}
+	for mime, data := range good {
+		path := filepath.Join(dir, "img")
+		os.WriteFile(path, data, 0o644)
+		for _, src := range []ImageSource{ImageBytes(data), ImageFile(path), ImageBase64(base64.StdEncoding.EncodeToString(data)),
+			ImageBase64("data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data))} {
+			img, err := src.Load()
+			if err != nil {
+				t.Fatalf("%s: %v", mime, err)
+			}
+			if img.MIME != mime || string(img.Data) != string(data) {
+				t.Fatalf("%s: got %s %x", mime, img.MIME, img.Data)
+			}
+		}
+	}
+	textFile := filepath.Join(dir, "notes.txt")
+	os.WriteFile(textFile, []byte("hello world"), 0o644)
+	bad := []struct {
+		src  ImageSource
+		want string
+	}{
+		{ImageFile(textFile), `image file "` + textFile + `": not a PNG, JPEG, WebP or GIF image (starts with 68 65 6c 6c 6f 20 77 6f)`},
+		{ImageFile(filepath.Join(dir, "missing.png")), "missing.png"},
+		{ImageBytes(nil), "empty"},
+		{ImageBytes([]byte("RIFF\x24\x00\x00\x00WAVEfmt ")), "not a PNG"},
+		{ImageBase64("%%%"), "not valid base64"},
+		{ImageBase64("data:image/png,abc"), "data URL"},
+	}
+	d := dialogOf(t, 1)
+	for _, b := range bad {
+		_, err := d.PutImage(b.src, "caption")
+		if err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("error = %v, want it to contain %q", err, b.want)
+		}
+	}
+	if d.Len() != 1 {
+		t.Fatalf("a rejected image was appended: len %d", d.Len())
+	}
+	m, err := d.PutImage(ImageBytes(png), "a red dot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Modality != ModalityImage || m.Metadata["caption"] != "a red dot" || m.Parts[1].Image.MIME != "image/png" || m.Text() != "a red dot" {
+		t.Fatalf("image message = %+v", m)
+	}
+	if !strings.HasPrefix(m.Parts[1].Image.DataURL(), "data:image/png;base64,iVBOR") {
+		t.Fatalf("data URL = %s", m.Parts[1].Image.DataURL())
+	}
+}
+
+// failingSink refuses events after a number of them.
+type failingSink struct {
+	mu   sync.Mutex
+	left int
+}
+
+func (s *failingSink) Emit(Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.left == 0 {
+		return errors.New("disk full")
+	}
+	s.left--
+	return nil
+}
+
+func TestSinkFailureChangesNothing(t *testing.T) {
+	s := &failingSink{left: 2} // open + one message
+	d := dialogOf(t, 0, WithSink(s))
+	if _, err := d.PutText("kept"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.PutText("lost"); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("PutText error = %v", err)
+	}
+	if _, err := d.Fork(0, 0); err == nil {
+		t.Fatal("Fork succeeded although the sink refused it")
+	}
+	if got := contents(d); got != "kept" || len(d.Node().ChildrenIDs) != 0 {
+		t.Fatalf("after refused events: messages %q children %v", got, d.Node().ChildrenIDs)
+	}
+}
+
+// A forest mirrored through the sink equals the live dialogs, even with
+// forks and appends racing in many goroutines.
+func TestForestMirrorsConcurrentForks(t *testing.T) {
+	var f Forest
+	root := dialogOf(t, 3, WithSink(&f))
+	var live sync.Map
+	live.Store(root.ID(), root)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := root.Fork(g%3, 1, WithAlias(fmt.Sprintf("g%d", g)))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			live.Store(c.ID(), c)
+			for i := range 5 {
+				c.PutText(fmt.Sprintf("g%d-%d", g, i))
+				gc, _ := c.Fork(1, 1)
+				live.Store(gc.ID(), gc)
+				gc.PutText("leaf")
+				ggc, _ := gc.Fork(0, 0)
+				live.Store(ggc.ID(), ggc)
+				ggc.PutText("deep")
+			}
+			root.PutText(fmt.Sprintf("root-%d", g))
+		}()
+	}
+	wg.Wait()
+	n := 0
+	live.Range(func(k, v any) bool {
+		n++
+		d := v.(*Dialog)
+		r := f.Dialog(d.ID())
+		if r == nil {
+			t.Fatalf("dialog %s missing from the forest", d.ID())
+		}
+		if !reflect.DeepEqual(r.Node(), d.Node()) {
+			t.Errorf("node differs:\n got %+v\nwant %+v", r.Node(), d.Node())
+		}
+		if !reflect.DeepEqual(r.Messages(), d.Messages()) {
+			t.Errorf("messages of %s differ", d.ID())
+		}
+		return true
+	})
+	if f.Len() != n || n != 1+8*(1+2*5) {
+		t.Fatalf("forest has %d dialogs, live %d", f.Len(), n)
+	}
+	if got := f.SubtreeIDs(root.ID()); len(got) != n || got[0] != root.ID() {
+		t.Fatalf("subtree of root has %d ids", len(got))
+	}
+	if r := f.Roots(); len(r) != 1 || r[0] != root.ID() {
+		t.Fatalf("roots = %v", r)
+	}
+}
+
+func TestForestRejectsInconsistentEvents(t *testing.T) {
+	var f Forest
+	m := &Message{Role: RoleUser, Content: "x"}
+	if err := f.Apply(Event{Kind: EventAppend, DialogID: "nope", Message: m}); err == nil {
+		t.Fatal("append to unknown dialog accepted")
+	}
+	f.Apply(Event{Kind: EventOpen, Node: TreeNode{ID: "a", Owner: "o"}})
+	if err := f.Apply(Event{Kind: EventOpen, Node: TreeNode{ID: "a", Owner: "o"}}); err == nil {
+		t.Fatal("duplicate open accepted")
+	}
+	if err := f.Apply(Event{Kind: EventAppend, DialogID: "a", Index: 3, Message: m}); err == nil {
+		t.Fatal("out-of-order append accepted")
+	}
+	if err := f.Apply(Event{Kind: EventFork, Node: TreeNode{ID: "b", ParentID: "a", ParentLen: 2}}); err == nil {
+		t.Fatal("fork past the parent's length accepted")
+	}
+	if err := f.Apply(Event{Kind: EventFork, Node: TreeNode{ID: "b", ParentID: "zz"}}); err == nil {
+		t.Fatal("fork of unknown parent accepted")
+	}
+}

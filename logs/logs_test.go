@@ -1,0 +1,408 @@
+package logs
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lllm-go/lllm/dialog"
+)
+
+func newRun(t testing.TB, root string) (*Writer, *Run) {
+	t.Helper()
+	w, run, err := Create(root, RunStart{Tactic: "test", Task: json.RawMessage(`"2+2"`), Seed: 7}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, run
+}
+
+func readAll(t testing.TB, r *Reader) []*Record {
+	t.Helper()
+	var out []*Record
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, rec)
+	}
+}
+
+// A forest three forks deep, grown from many goroutines at once, is
+// rebuilt from the log file exactly as it was in memory.
+func TestRebuildConcurrentForestFromDisk(t *testing.T) {
+	root := t.TempDir()
+	w, run := newRun(t, root)
+	var live sync.Map
+	var wg sync.WaitGroup
+	for a := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			agent := fmt.Sprintf("agent%d", a)
+			d, err := dialog.New(agent, dialog.WithSink(w), dialog.WithAlias("main"))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			live.Store(d.ID(), d)
+			d.PutText("system for "+agent, dialog.AsRole(dialog.RoleSystem), dialog.From("system"))
+			var inner sync.WaitGroup
+			for b := range 3 {
+				d.PutText(fmt.Sprintf("%s turn %d", agent, b))
+				c1, _ := d.Fork(b, 1, dialog.WithAlias(fmt.Sprintf("try%d", b)))
+				live.Store(c1.ID(), c1)
+				inner.Add(1)
+				go func() {
+					defer inner.Done()
+					c1.Append(dialog.Message{Role: dialog.RoleAssistant, Content: "draft", Usage: dialog.Usage{InputTokens: 10, OutputTokens: 3}, USD: 0.001,
+						FunctionCalls: []dialog.FunctionCall{{ID: "c1", Name: "add", Arguments: json.RawMessage(`{"a":1}`)}}})
+					c2, _ := c1.Fork(1, 1)
+					live.Store(c2.ID(), c2)
+					c2.PutText("critique")
+					c3, _ := c2.Fork(0, 0)
+					live.Store(c3.ID(), c3)
+					c3.PutText("deepest", dialog.Meta("depth", "3"))
+					c2.PutText("after grandchild")
+				}()
+				d.Append(dialog.Message{Role: dialog.RoleAssistant, Content: fmt.Sprintf("reply %d", b), Name: agent})
+			}
+			inner.Wait()
+		}()
+	}
+	wg.Wait()
+	if err := w.Finish(RunEnd{Status: StatusOK}); err != nil {
+		t.Fatal(err)
+	}
+
+	forest, warnings, err := run.Forest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warnings) != 0 {
+		t.Fatalf("warnings: %v", warnings)
+	}
+	n, maxDepth := 0, 0
+	live.Range(func(_, v any) bool {
+		n++
+		d := v.(*dialog.Dialog)
+		got := forest.Dialog(d.ID())
+		if got == nil {
+			t.Fatalf("dialog %s not rebuilt", d.ID())
+		}
+		if !reflect.DeepEqual(got.Node(), d.Node()) {
+			t.Errorf("node of %s:\n got %+v\nwant %+v", d.ID(), got.Node(), d.Node())
+		}
+		gm, dm := got.Messages(), d.Messages()
+		if len(gm) != len(dm) {
+			t.Fatalf("dialog %s: %d messages rebuilt, %d live", d.ID(), len(gm), len(dm))
+		}
+		for i := range gm {
+			if !reflect.DeepEqual(*gm[i], *dm[i]) {
+				t.Errorf("dialog %s message %d:\n got %+v\nwant %+v", d.ID(), i, *gm[i], *dm[i])
+			}
+		}
+		maxDepth = max(maxDepth, d.Node().Depth)
+		return true
+	})
+	if n != 4*(1+3*3) || forest.Len() != n || maxDepth != 3 {
+		t.Fatalf("%d live dialogs, %d rebuilt, depth %d", n, forest.Len(), maxDepth)
+	}
+
+	// Sequence numbers are 1..N in file order, timestamps never go back.
+	rd, _ := run.Reader()
+	defer rd.Close()
+	recs := readAll(t, rd)
+	for i, r := range recs {
+		if r.Seq != int64(i+1) || (i > 0 && r.Time.Before(recs[i-1].Time)) {
+			t.Fatalf("record %d has seq %d time %v", i, r.Seq, r.Time)
+		}
+	}
+	if recs[0].Kind != KindRunStart || recs[len(recs)-1].Kind != KindRunEnd {
+		t.Fatalf("log starts with %s and ends with %s", recs[0].Kind, recs[len(recs)-1].Kind)
+	}
+}
+
+// A fork record names its parent and the kept range; it never copies
+// messages, so the log holds each message body once.
+func TestForkRecordsReferenceParent(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, RunStart{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := dialog.New("coder", dialog.WithSink(w))
+	for i := range 10 {
+		d.PutText(fmt.Sprintf("unique-body-%d", i))
+	}
+	for range 5 {
+		d.Fork(0, 0)
+		d.Fork(3, 1)
+	}
+	w.Close()
+	for i := range 10 {
+		if c := strings.Count(buf.String(), fmt.Sprintf("unique-body-%d\"", i)); c != 1 {
+			t.Fatalf("body %d appears %d times in the log", i, c)
+		}
+	}
+	var fork Record
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	json.Unmarshal([]byte(lines[len(lines)-1]), &fork)
+	if fork.Kind != KindFork || fork.Fork.ParentID != d.ID() || fork.Fork.ParentLen != 10 || fork.Fork.LastN != 3 || fork.Fork.FirstK != 1 || fork.Fork.SplitPoint != 4 {
+		t.Fatalf("fork record = %s", lines[len(lines)-1])
+	}
+}
+
+func logBytes(t *testing.T, version string, lines ...string) []byte {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"seq":1,"ts":"2026-11-22T04:41:00Z","kind":"run_start","run_start":{"format":%q,"version":%q,"run_id":"r"}}`+"\n", FormatName, version)
+	for _, l := range lines {
+		b.WriteString(l)
+	}
+	return []byte(b.String())
+}
+
+const (
+	openLine = `{"seq":2,"ts":"2026-11-22T04:41:01Z","kind":"dialog_open","dialog":"d1","dialog_open":{"id":"d1","owner":"coder","split_point":0,"last_n":0,"first_k":0,"parent_len":0,"depth":0}}` + "\n"
+	msgLine  = `{"seq":3,"ts":"2026-11-22T04:41:02Z","kind":"message","dialog":"d1","message":{"role":"user","content":"hello"}}` + "\n"
+)
+
+func TestReaderTornLastLine(t *testing.T) {
+	data := logBytes(t, "1.0", openLine, msgLine, `{"seq":4,"ts":"2026-11-22T04:41:03Z","kind":"message","dialog":"d1","index":1,"mess`)
+	r := NewReader(bytes.NewReader(data), "events.jsonl")
+	recs := readAll(t, r)
+	if len(recs) != 3 || recs[2].Message.Content != "hello" {
+		t.Fatalf("read %d records", len(recs))
+	}
+	if w := r.Warnings(); len(w) != 1 || !strings.Contains(w[0], "torn last line 4") {
+		t.Fatalf("warnings = %v", w)
+	}
+	f, err := Rebuild(NewReader(bytes.NewReader(data), "x"))
+	if err != nil || f.Dialog("d1").Len() != 1 {
+		t.Fatalf("rebuild after a torn line: %v", err)
+	}
+}
+
+func TestReaderVersions(t *testing.T) {
+	future := `{"seq":4,"ts":"2026-11-22T04:41:03Z","kind":"thought","thought":{"text":"hm"}}` + "\n"
+	// A newer minor version: unknown kinds are skipped with one warning,
+	// unknown fields ignored.
+	withField := strings.Replace(msgLine, `"kind":"message"`, `"kind":"message","shiny":true`, 1)
+	r := NewReader(bytes.NewReader(logBytes(t, "1.7", openLine, future, withField, future)), "new.jsonl")
+	recs := readAll(t, r)
+	if len(recs) != 3 || recs[2].Kind != KindMessage {
+		t.Fatalf("read %d records from a newer minor log", len(recs))
+	}
+	if w := r.Warnings(); len(w) != 1 || !strings.Contains(w[0], `"thought"`) {
+		t.Fatalf("warnings = %v", w)
+	}
+	// The same record in a log of our own version is corruption.
+	_, err := readErr(logBytes(t, "1.0", openLine, future))
+	assertFormatError(t, err, 3, `unknown record kind "thought"`)
+	// A newer major version is refused.
+	_, err = readErr(logBytes(t, "2.0", openLine))
+	assertFormatError(t, err, 0, "log format version 2.0 is not readable")
+	_, err = readErr(logBytes(t, "one", openLine))
+	assertFormatError(t, err, 1, "malformed format version")
+}
+
+func readErr(data []byte) ([]*Record, error) {
+	r := NewReader(bytes.NewReader(data), "bad.jsonl")
+	var out []*Record
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, rec)
+	}
+}
+
+func assertFormatError(t *testing.T, err error, line int, want string) {
+	t.Helper()
+	var fe *FormatError
+	if !errors.As(err, &fe) || fe.Line != line || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), "bad.jsonl") {
+		t.Fatalf("error = %v, want a FormatError at line %d containing %q", err, line, want)
+	}
+}
+
+func TestReaderRejectsForeignAndBrokenLogs(t *testing.T) {
+	cases := []struct {
+		name string
+		data string
+		line int
+		want string
+	}{
+		{"empty", "", 0, "empty log"},
+		{"blank", "\n\n", 0, "empty log"},
+		{"text", "hello world\nsecond line\n", 1, "not an lllm-go run log"},
+		{"other json", `{"level":"info","msg":"hi"}` + "\n", 1, "not an lllm-go run log"},
+		{"other format", `{"seq":1,"kind":"run_start","run_start":{"format":"x","version":"1.0"}}` + "\n", 1, "not an lllm-go run log"},
+		{"corrupt middle", string(logBytes(t, "1.0", "{nope\n", msgLine)), 2, "corrupt record"},
+		{"payload missing", string(logBytes(t, "1.0", `{"seq":2,"kind":"fork","dialog":"x"}`+"\n")), 2, `fork record without its "fork" payload`},
+		{"fork of nothing", string(logBytes(t, "1.0", `{"seq":2,"kind":"fork","dialog":"x","fork":{"id":"x","parent_id":"y"}}`+"\n")), 2, "inconsistent dialog record"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Rebuild(NewReader(strings.NewReader(c.data), "bad.jsonl"))
+			assertFormatError(t, err, c.line, c.want)
+		})
+	}
+}
+
+type brokenWriter struct{ after int }
+
+func (b *brokenWriter) Write(p []byte) (int, error) {
+	if b.after == 0 {
+		return 0, errors.New("no space left on device")
+	}
+	b.after--
+	return len(p), nil
+}
+
+func TestWriterErrorsAreSticky(t *testing.T) {
+	w, err := NewWriter(&brokenWriter{after: 1}, RunStart{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err1 := w.Emit(dialog.Event{Kind: dialog.EventOpen, Node: dialog.TreeNode{ID: "x"}})
+	err2 := w.Write(&Record{Kind: KindRunEnd, RunEnd: &RunEnd{}})
+	if err1 == nil || err2 == nil || !strings.Contains(err2.Error(), "no space left") {
+		t.Fatalf("errors = %v, %v", err1, err2)
+	}
+	if w.Seq() != 1 {
+		t.Fatalf("seq = %d after failed writes, want 1", w.Seq())
+	}
+	w.Close()
+	if err := w.Write(&Record{Kind: KindRunEnd, RunEnd: &RunEnd{}}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("write after close = %v", err)
+	}
+}
+
+// A record that cannot be encoded is refused without touching the log.
+func TestWriterUnencodableRecord(t *testing.T) {
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, RunStart{}, Options{})
+	before := buf.Len()
+	err := w.Write(&Record{Kind: KindModelCall, ModelCall: &ModelCall{Params: json.RawMessage(`{bad`)}})
+	if err == nil || buf.Len() != before {
+		t.Fatalf("err = %v, log grew by %d bytes", err, buf.Len()-before)
+	}
+	if err := w.Write(&Record{Kind: KindRunEnd, RunEnd: &RunEnd{Status: StatusOK}}); err != nil {
+		t.Fatalf("log unusable after a refused record: %v", err)
+	}
+}
+
+func TestCreateOpenList(t *testing.T) {
+	root := t.TempDir()
+	w1, r1 := newRun(t, root)
+	d, _ := dialog.New("coder", dialog.WithSink(w1))
+	d.PutText("hi")
+	w1.Finish(RunEnd{Status: StatusFailed, Error: "boom", Totals: Totals{ModelCalls: 3}})
+	time.Sleep(2 * time.Millisecond)
+	w2, r2 := newRun(t, root)
+	defer w2.Close()
+	if !(r1.ID < r2.ID) {
+		t.Fatalf("run ids do not sort by start time: %s, %s", r1.ID, r2.ID)
+	}
+	entries, _ := os.ReadDir(root)
+	if len(entries) != 2 {
+		t.Fatalf("log root holds %d entries, want 2 run dirs (no temp dirs)", len(entries))
+	}
+	for _, ref := range []string{r1.ID, r1.Dir, r1.ID[:len(r1.ID)-1], r1.ID[len(r1.ID)-6:]} {
+		got, err := Open(root, ref)
+		if err != nil || got.ID != r1.ID || got.Start.Tactic != "test" || got.Start.Format != FormatName || string(got.Start.Task) != `"2+2"` || got.Start.Seed != 7 {
+			t.Fatalf("Open(%q) = %+v, %v", ref, got, err)
+		}
+	}
+	if got, err := Open(root, "latest"); err != nil || got.ID != r2.ID {
+		t.Fatalf("Open(latest) = %v, %v", got, err)
+	}
+	if _, err := Open(root, "nope"); err == nil || !strings.Contains(err.Error(), `no run "nope"`) {
+		t.Fatalf("Open(nope) = %v", err)
+	}
+	if _, err := Open(root, "2"); err == nil || !strings.Contains(err.Error(), "matches 2 runs") {
+		t.Fatalf("ambiguous Open = %v", err)
+	}
+	list, err := List(root)
+	if err != nil || len(list) != 2 {
+		t.Fatalf("List = %v, %v", list, err)
+	}
+	if list[0].Status() != StatusFailed || list[0].End.Totals.ModelCalls != 3 || list[0].Ended.Before(list[0].Started) {
+		t.Fatalf("first run summary = %+v", list[0])
+	}
+	if list[1].Status() != StatusRunning || list[1].End != nil {
+		t.Fatalf("second run summary = %+v", list[1])
+	}
+	if got, err := List(filepath.Join(root, "missing")); err != nil || len(got) != 0 {
+		t.Fatalf("List of a missing root = %v, %v", got, err)
+	}
+}
+
+// lastRecord finds the run_end even when it is longer than the first window.
+func TestListLargeRunEnd(t *testing.T) {
+	root := t.TempDir()
+	w, _ := newRun(t, root)
+	big, _ := json.Marshal(strings.Repeat("r", 300<<10))
+	w.Finish(RunEnd{Status: StatusOK, Result: big})
+	list, _ := List(root)
+	if len(list) != 1 || list[0].Status() != StatusOK || len(list[0].End.Result) != len(big) {
+		t.Fatalf("summary of a run with a large result: %+v", list)
+	}
+}
+
+func TestNewRunStart(t *testing.T) {
+	s, err := NewRunStart(t.Context(), "chat", map[string]any{"tactic_type": "chat"}, "task", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Tactic != "chat" || string(s.Config) != `{"tactic_type":"chat"}` || string(s.Task) != `"task"` || s.Versions["go"] == "" {
+		t.Fatalf("run start = %+v", s)
+	}
+	if _, err := NewRunStart(t.Context(), "chat", func() {}, nil, 0); err == nil {
+		t.Fatal("an unencodable config was accepted")
+	}
+}
+
+func FuzzReader(f *testing.F) {
+	f.Add([]byte(openLine + msgLine))
+	f.Add([]byte(msgLine))
+	f.Add([]byte(`{"seq":2,"kind":"fork","dialog":"x","fork":{"id":"x","parent_id":"d1","parent_len":1,"split_point":1}}` + "\n"))
+	f.Add([]byte(`{"seq":2,"kind":"fork","dialog":"x","fork":{"id":"x","parent_id":"d1","parent_len":1,"last_n":1,"first_k":-4,"split_point":1}}` + "\n"))
+	f.Add([]byte("\x00\xff{\n"))
+	f.Add([]byte(`{"kind":"message","dialog":"d1","index":-1,"message":{}}`))
+	f.Fuzz(func(t *testing.T, tail []byte) {
+		for _, data := range [][]byte{tail, append([]byte(string(logBytesF("1.0")) + openLine), tail...)} {
+			r := NewReader(bytes.NewReader(data), "fuzz")
+			f, err := Rebuild(r)
+			if err == nil && f == nil {
+				t.Fatal("nil forest without an error")
+			}
+			var fe *FormatError
+			if err != nil && !errors.As(err, &fe) {
+				t.Fatalf("error is not a FormatError: %v", err)
+			}
+		}
+	})
+}
+
+func logBytesF(version string) string {
+	return fmt.Sprintf(`{"seq":1,"kind":"run_start","run_start":{"format":%q,"version":%q}}`+"\n", FormatName, version)
+}

@@ -1,0 +1,344 @@
+package logs
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lllm-go/lllm/dialog"
+)
+
+// DefaultRoot is the log root used when none is given.
+const DefaultRoot = "logs"
+
+// EventsFile is the name of the log file inside a run directory.
+const EventsFile = "events.jsonl"
+
+// idTimeLayout names runs so that they sort by start time.
+const idTimeLayout = "20060102T150405.000000Z"
+
+// Create starts a new run under root (DefaultRoot if empty): a directory
+// named by its start time and a random suffix, holding the log with start
+// as its first record. The directory appears whole, with its run_start
+// written and fsynced, or not at all. start.RunID is set to the run's id.
+func Create(root string, start RunStart, opts Options) (*Writer, *Run, error) {
+	if root == "" {
+		root = DefaultRoot
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("logs: creating log root: %w", err)
+	}
+	var suffix [3]byte
+	_, _ = rand.Read(suffix[:])
+	id := time.Now().UTC().Format(idTimeLayout) + "-" + hex.EncodeToString(suffix[:])
+	tmp := filepath.Join(root, ".tmp-"+id)
+	dir := filepath.Join(root, id)
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("logs: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(tmp, EventsFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, nil, fmt.Errorf("logs: %w", err)
+	}
+	start.RunID = id
+	w, err := NewWriter(f, start, Options{SyncInterval: -1})
+	if err == nil {
+		err = os.Rename(tmp, dir)
+	}
+	if err != nil {
+		_ = f.Close()
+		_ = os.RemoveAll(tmp)
+		return nil, nil, fmt.Errorf("logs: creating run %s: %w", id, err)
+	}
+	syncDir(root)
+	// Go on with the caller's sync policy on the same open file.
+	w.owned = true
+	w.setSync(opts)
+	return w, &Run{ID: id, Dir: dir, Start: &start}, nil
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+}
+
+// NewRunStart fills in what a run_start records about the environment: the
+// versions of lllm, Go and the modules built in, the host, and the git
+// commit of the working directory (with "-dirty" when it has changes).
+func NewRunStart(ctx context.Context, tactic string, config, task any, seed int64) (RunStart, error) {
+	s := RunStart{Tactic: tactic, Seed: seed, Versions: map[string]string{"go": runtime.Version()}}
+	var err error
+	if s.Config, err = rawJSON(config); err != nil {
+		return s, fmt.Errorf("logs: run config: %w", err)
+	}
+	if s.Task, err = rawJSON(task); err != nil {
+		return s, fmt.Errorf("logs: run task: %w", err)
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		s.Versions["lllm"] = bi.Main.Version
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/lllm-go/lllm" {
+				s.Versions["lllm"] = d.Version
+			}
+		}
+	}
+	s.Host, _ = os.Hostname()
+	s.GitCommit = gitCommit(ctx)
+	return s, nil
+}
+
+func rawJSON(v any) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		return v, nil
+	}
+	return json.Marshal(v)
+}
+
+func gitCommit(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	commit := strings.TrimSpace(string(out))
+	if st, err := exec.CommandContext(ctx, "git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
+		commit += "-dirty"
+	}
+	return commit
+}
+
+// Run is one run directory.
+type Run struct {
+	ID    string
+	Dir   string
+	Start *RunStart
+}
+
+// Path is the run's log file.
+func (r *Run) Path() string { return filepath.Join(r.Dir, EventsFile) }
+
+// Reader opens the run's log for streaming. Close it when done.
+func (r *Run) Reader() (*Reader, error) { return OpenFile(r.Path()) }
+
+// Forest rebuilds the run's dialog forest from its log, with the reader's
+// warnings (such as a skipped torn last line).
+func (r *Run) Forest() (*dialog.Forest, []string, error) {
+	rd, err := r.Reader()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rd.Close()
+	f, err := Rebuild(rd)
+	return f, rd.Warnings(), err
+}
+
+// Rebuild replays every dialog record of a log into a forest: the same
+// dialogs, ids, nodes and messages the run had in memory.
+func Rebuild(r *Reader) (*dialog.Forest, error) {
+	f := new(dialog.Forest)
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return f, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ev, ok := rec.Event(); ok {
+			if err := f.Apply(ev); err != nil {
+				return nil, r.errorf(r.line, "inconsistent dialog record", err)
+			}
+		}
+	}
+}
+
+// Open finds a run under root (DefaultRoot if empty). ref is a run
+// directory, a run id, a unique prefix or suffix of one, or "latest".
+func Open(root, ref string) (*Run, error) {
+	if root == "" {
+		root = DefaultRoot
+	}
+	dir, err := resolve(root, ref)
+	if err != nil {
+		return nil, err
+	}
+	run := &Run{ID: filepath.Base(dir), Dir: dir}
+	rd, err := run.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	if run.Start, err = rd.Start(); err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+func resolve(root, ref string) (string, error) {
+	if ref == "" {
+		return "", errors.New("logs: no run given: pass a run id, a run directory or \"latest\"")
+	}
+	if st, err := os.Stat(filepath.Join(ref, EventsFile)); err == nil && st.Mode().IsRegular() {
+		return filepath.Clean(ref), nil
+	}
+	ids, err := runIDs(root)
+	if err != nil {
+		return "", err
+	}
+	if ref == "latest" {
+		if len(ids) == 0 {
+			return "", fmt.Errorf("logs: no runs under %s", root)
+		}
+		return filepath.Join(root, ids[len(ids)-1]), nil
+	}
+	var matches []string
+	for _, id := range ids {
+		if id == ref {
+			return filepath.Join(root, id), nil
+		}
+		if strings.HasPrefix(id, ref) || strings.HasSuffix(id, ref) {
+			matches = append(matches, id)
+		}
+	}
+	switch len(matches) {
+	case 1:
+		return filepath.Join(root, matches[0]), nil
+	case 0:
+		return "", fmt.Errorf("logs: no run %q under %s (see `lllm runs --log-dir %s`)", ref, root, root)
+	}
+	return "", fmt.Errorf("logs: %q matches %d runs under %s (%s, ...): give more of the id", ref, len(matches), root, strings.Join(matches[:2], ", "))
+}
+
+// runIDs lists the run directories under root in start order.
+func runIDs(root string) ([]string, error) {
+	entries, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("logs: %w", err)
+	}
+	var ids []string
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			if _, err := os.Stat(filepath.Join(root, e.Name(), EventsFile)); err == nil {
+				ids = append(ids, e.Name())
+			}
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// Summary describes a run from the first and last records of its log.
+type Summary struct {
+	ID      string
+	Dir     string
+	Start   *RunStart
+	Started time.Time
+	End     *RunEnd   // nil while running, or after a crash
+	Ended   time.Time // zero when End is nil
+	Err     error     // why the log could not be read, if it could not
+}
+
+// Status is the run's final status, or StatusRunning without a run_end.
+func (s Summary) Status() Status {
+	if s.End == nil {
+		return StatusRunning
+	}
+	return s.End.Status
+}
+
+// List summarises every run under root (DefaultRoot if empty), oldest first.
+// It reads only the first and last records of each log. A run whose log
+// cannot be read is listed with Err set.
+func List(root string) ([]Summary, error) {
+	if root == "" {
+		root = DefaultRoot
+	}
+	ids, err := runIDs(root)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Summary, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, summarize(id, filepath.Join(root, id)))
+	}
+	return out, nil
+}
+
+func summarize(id, dir string) Summary {
+	s := Summary{ID: id, Dir: dir}
+	path := filepath.Join(dir, EventsFile)
+	rd, err := OpenFile(path)
+	if err != nil {
+		s.Err = err
+		return s
+	}
+	defer rd.Close()
+	first, err := rd.Next()
+	if err != nil {
+		s.Err = err
+		return s
+	}
+	s.Start, s.Started = first.RunStart, first.Time
+	if last, err := lastRecord(path); err == nil && last.Kind == KindRunEnd && last.RunEnd != nil {
+		s.End, s.Ended = last.RunEnd, last.Time
+	}
+	return s
+}
+
+// lastRecord decodes the last whole line of the file at path.
+func lastRecord(path string) (*Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	// Read a growing window from the end until it holds a whole last line.
+	size := st.Size()
+	for window := int64(64 << 10); ; window *= 4 {
+		off := max(size-window, 0)
+		buf := make([]byte, size-off)
+		if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		buf = bytes.TrimRight(buf, "\n")
+		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 || off == 0 {
+			return decodeRecord(buf[i+1:])
+		}
+	}
+}
+
+func decodeRecord(line []byte) (*Record, error) {
+	rec := new(Record)
+	if err := json.Unmarshal(line, rec); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
