@@ -1,0 +1,165 @@
+package logs
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lllm-go/lllm/dialog"
+)
+
+func benchMessage(i int) dialog.Message {
+	return dialog.Message{Role: dialog.RoleAssistant, Name: "solver", Content: fmt.Sprintf("step %d: %s", i, strings.Repeat("lorem ipsum ", 8)),
+		Usage: dialog.Usage{InputTokens: 120, OutputTokens: 40}, Model: "openai/gpt-4o-mini"}
+}
+
+// BenchmarkWriterAppend measures appending message records to a log file
+// (one write per record, fsync on the default timer).
+func BenchmarkWriterAppend(b *testing.B) {
+	for _, par := range []bool{false, true} {
+		name := "serial"
+		if par {
+			name = "parallel"
+		}
+		b.Run(name, func(b *testing.B) {
+			w, _, err := Create(b.TempDir(), RunStart{}, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer w.Close()
+			m := benchMessage(1)
+			rec := recordOf(dialog.Event{Kind: dialog.EventAppend, DialogID: "0123456789abcdef", Index: 1, Message: &m})
+			before := w.size
+			b.ReportAllocs()
+			if par {
+				b.RunParallel(func(pb *testing.PB) {
+					r := rec
+					for pb.Next() {
+						if err := w.Write(&r); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			} else {
+				for b.Loop() {
+					if err := w.Write(&rec); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.StopTimer()
+			bytes := float64(w.size - before)
+			secs := b.Elapsed().Seconds()
+			b.ReportMetric(float64(b.N)/secs, "records/s")
+			b.ReportMetric(bytes/secs/1e6, "MB/s")
+		})
+	}
+}
+
+var (
+	bigRunOnce sync.Once
+	bigRunPath string
+	bigRunErr  error
+)
+
+// bigRun writes a run of 10,000 dialogs and 1,000,000 messages: 1,000
+// roots of 100 messages, each forked 9 times (full and partial forks), every
+// fork adding 100 messages of its own.
+func bigRun(b *testing.B) string {
+	bigRunOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "lllm-bench-*")
+		if err != nil {
+			bigRunErr = err
+			return
+		}
+		w, run, err := Create(dir, RunStart{Tactic: "bench"}, Options{SyncInterval: time.Minute})
+		if err != nil {
+			bigRunErr = err
+			return
+		}
+		for r := range 1000 {
+			d, _ := dialog.New(fmt.Sprintf("agent%d", r%7), dialog.WithSink(w))
+			for i := range 100 {
+				d.Append(benchMessage(i))
+			}
+			for k := range 9 {
+				c, err := d.Fork(k*5, 1)
+				if err != nil {
+					bigRunErr = err
+					return
+				}
+				for i := range 100 {
+					c.Append(benchMessage(i))
+				}
+			}
+		}
+		bigRunErr = w.Finish(RunEnd{Status: StatusOK})
+		bigRunPath = run.Path()
+	})
+	if bigRunErr != nil {
+		b.Fatal(bigRunErr)
+	}
+	return bigRunPath
+}
+
+// BenchmarkRebuild1M rebuilds the forest of a 1,000,000-message,
+// 10,000-dialog run and reports the heap it keeps and the most it held.
+func BenchmarkRebuild1M(b *testing.B) {
+	path := bigRun(b)
+	st, _ := os.Stat(path)
+	b.Cleanup(func() { os.RemoveAll(filepath.Dir(filepath.Dir(path))) })
+	b.SetBytes(st.Size())
+	var peak, kept uint64
+	for b.Loop() {
+		runtime.GC()
+		base := heapBytes()
+		stop := make(chan struct{})
+		done := make(chan uint64)
+		go func() {
+			var hi uint64
+			t := time.NewTicker(5 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					done <- hi
+					return
+				case <-t.C:
+					hi = max(hi, heapBytes())
+				}
+			}
+		}()
+		rd, err := OpenFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f, err := Rebuild(rd)
+		rd.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		close(stop)
+		peak = max(peak, <-done-base)
+		runtime.GC()
+		kept = heapBytes() - base
+		if f.Len() != 10_000 {
+			b.Fatalf("rebuilt %d dialogs", f.Len())
+		}
+		runtime.KeepAlive(f)
+	}
+	b.ReportMetric(float64(st.Size())/1e6, "log-MB")
+	b.ReportMetric(float64(kept)/1e6, "kept-MB")
+	b.ReportMetric(float64(peak)/1e6, "peak-MB")
+}
+
+func heapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
