@@ -389,7 +389,7 @@ func FuzzReader(f *testing.F) {
 	f.Add([]byte("\x00\xff{\n"))
 	f.Add([]byte(`{"kind":"message","dialog":"d1","index":-1,"message":{}}`))
 	f.Fuzz(func(t *testing.T, tail []byte) {
-		for _, data := range [][]byte{tail, append([]byte(string(logBytesF("1.0")) + openLine), tail...)} {
+		for _, data := range [][]byte{tail, append([]byte(string(logBytesF("1.0"))+openLine), tail...)} {
 			r := NewReader(bytes.NewReader(data), "fuzz")
 			f, err := Rebuild(r)
 			if err == nil && f == nil {
