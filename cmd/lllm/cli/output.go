@@ -1,0 +1,202 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/logs"
+)
+
+// enumValue is a flag that takes one of a fixed set of values; any other
+// value is a flag error, hence a usage error.
+type enumValue struct {
+	value   string
+	allowed []string
+}
+
+func newEnum(def string, allowed ...string) *enumValue {
+	return &enumValue{value: def, allowed: allowed}
+}
+
+func (e *enumValue) String() string { return e.value }
+func (e *enumValue) Type() string   { return "string" }
+
+func (e *enumValue) Set(s string) error {
+	for _, a := range e.allowed {
+		if s == a {
+			e.value = s
+			return nil
+		}
+	}
+	return fmt.Errorf("want %s", strings.Join(e.allowed, " or "))
+}
+
+// addFormatFlag adds the output format flag, -o/--output with --format as
+// another name, or --format with -o as its shorthand when primary is
+// "format".
+func addFormatFlag(cmd *cobra.Command, primary string, v *enumValue) {
+	usage := "output format: " + strings.Join(v.allowed, " or ")
+	fs := cmd.Flags()
+	if primary == "format" {
+		fs.VarP(v, "format", "o", usage)
+	} else {
+		fs.VarP(v, "output", "o", usage)
+		fs.Var(v, "format", usage)
+		_ = fs.MarkHidden("format")
+	}
+	_ = cmd.RegisterFlagCompletionFunc(primary, cobra.FixedCompletions(v.allowed, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// output buffers a command's stdout; flush reports a failed write.
+type output struct {
+	*bufio.Writer
+}
+
+func newOutput(cmd *cobra.Command) output {
+	return output{bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)}
+}
+
+func (o output) flush() error {
+	if err := o.Flush(); err != nil {
+		return fmt.Errorf("writing output: %w", err)
+	}
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func warn(cmd *cobra.Command, warnings []string) {
+	for _, w := range warnings {
+		fmt.Fprintf(cmd.ErrOrStderr(), "lllm: warning: %s\n", oneLine(w))
+	}
+}
+
+// openRun resolves ref under the log root and rebuilds its dialog forest.
+// Reader warnings, such as a skipped torn last line, go to stderr. Reading
+// stops when ctx is cancelled.
+func openRun(ctx context.Context, cmd *cobra.Command, opts *options, ref string) (*logs.Run, *dialog.Forest, error) {
+	run, err := logs.Open(opts.logDir, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := os.Open(run.Path())
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	rd := logs.NewReader(ctxReader{ctx, f}, run.Path())
+	forest, err := logs.Rebuild(rd)
+	warn(cmd, rd.Warnings())
+	if err != nil {
+		return nil, nil, err
+	}
+	return run, forest, nil
+}
+
+// ctxReader stops reading once its context is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// shortID is the first 8 characters of a dialog id, as the tree shows it.
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// findDialog resolves a full dialog id or a unique prefix of one.
+// runID names the run in messages; runRef is how the user named it.
+func findDialog(cmd *cobra.Command, opts *options, forest *dialog.Forest, runID, runRef, ref string) (string, error) {
+	if forest.Dialog(ref) != nil {
+		return ref, nil
+	}
+	var matches []string
+	if ref != "" {
+		for _, id := range forest.IDs() {
+			if strings.HasPrefix(id, ref) {
+				matches = append(matches, id)
+			}
+		}
+	}
+	switch len(matches) {
+	case 1:
+		return matches[0], nil
+	case 0:
+		return "", fmt.Errorf("no dialog %q in run %s: see its dialog ids with 'lllm tree %s%s'",
+			ref, runID, shellQuote(runRef), logDirHint(cmd, opts))
+	}
+	return "", fmt.Errorf("dialog id prefix %q matches %d dialogs in run %s (%s, ...): give more of the id",
+		ref, len(matches), runID, strings.Join(matches[:2], ", "))
+}
+
+// walk calls fn for id and its descendants, depth first, children in fork
+// order, down to maxDepth levels below id (all of them when maxDepth < 0).
+func walk(forest *dialog.Forest, id string, level, maxDepth int, fn func(d *dialog.Dialog, level int)) {
+	d := forest.Dialog(id)
+	if d == nil {
+		return
+	}
+	fn(d, level)
+	if maxDepth >= 0 && level >= maxDepth {
+		return
+	}
+	for _, c := range d.Node().ChildrenIDs {
+		walk(forest, c, level+1, maxDepth, fn)
+	}
+}
+
+// usd formats dollars: four decimals, more for amounts below a cent's
+// hundredth so that they do not print as zero.
+func usd(v float64) string {
+	if v != 0 && math.Abs(v) < 0.0001 {
+		// Two significant digits: $0.000012.
+		return fmt.Sprintf("$%.*f", 1-int(math.Floor(math.Log10(math.Abs(v)))), v)
+	}
+	return fmt.Sprintf("$%.4f", v)
+}
+
+// duration formats a run's duration to a useful precision.
+func duration(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "-"
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+// field formats key=value, quoting values that would not read as one word.
+func field(key, value string) string {
+	if value == "" || strings.ContainsAny(value, " \t\n\"=") {
+		value = fmt.Sprintf("%q", value)
+	}
+	return key + "=" + value
+}

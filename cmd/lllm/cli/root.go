@@ -1,0 +1,256 @@
+// Package cli is the lllm command line: every command of the lllm binary,
+// built with cobra.
+//
+// cmd/lllm is only
+//
+//	func main() { cli.Main() }
+//
+// so a program of your own can import this package and get the whole CLI,
+// and add commands to it:
+//
+//	root := cli.NewRootCmd()
+//	root.AddCommand(myCmd)
+//
+// Commands write their results to stdout and their errors to stderr as one
+// line, "lllm: <message>". The exit code is 0 on success, 1 on a runtime
+// error (a missing run, an unreadable log) and 2 on a usage error (a bad
+// flag or flag value, a wrong number of arguments, an unknown command).
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lllm-go/lllm/logs"
+)
+
+// The exit codes of Execute and Main.
+const (
+	ExitOK    = 0 // success
+	ExitError = 1 // a runtime error: a missing run, an unreadable log
+	ExitUsage = 2 // a usage error: a bad flag or argument, an unknown command
+)
+
+// Main runs the lllm command line with os.Args and exits with its exit code.
+// SIGINT and SIGTERM cancel the command's context; a second signal kills the
+// process at once.
+func Main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// After the first signal, restore the default handling so that a
+	// second one ends the process even if a command ignores its context.
+	context.AfterFunc(ctx, stop)
+	code := Execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Execute runs the command line args (without the program name) with
+// stdout and stderr, and returns the exit code: ExitOK, ExitError or
+// ExitUsage. Errors are written to stderr as "lllm: <message>". It never
+// panics.
+func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if v := recover(); v != nil {
+			fmt.Fprintf(stderr, "lllm: internal error: %v (please report this)\n", v)
+			if os.Getenv("LLLM_DEBUG") != "" {
+				_, _ = stderr.Write(debug.Stack())
+			}
+			code = ExitError
+		}
+	}()
+	if args == nil {
+		args = []string{} // cobra reads os.Args when given nil
+	}
+	root := NewRootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "lllm: %s\n", oneLine(ue.Error()))
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", ue.cmd.CommandPath())
+		return ExitUsage
+	}
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		fmt.Fprintln(stderr, "lllm: interrupted")
+		return ExitError
+	}
+	fmt.Fprintf(stderr, "lllm: %s\n", oneLine(err.Error()))
+	return ExitError
+}
+
+// oneLine makes an error message fit on one line, without the "logs: "
+// prefix of errors from the logs package.
+func oneLine(s string) string {
+	s = strings.TrimPrefix(s, "logs: ")
+	s = strings.TrimSpace(s)
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }), " ")
+}
+
+// usageError is a mistake in how a command was called; it exits with
+// ExitUsage.
+type usageError struct {
+	cmd *cobra.Command
+	err error
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usageErrorf(cmd *cobra.Command, format string, args ...any) error {
+	return &usageError{cmd: cmd, err: fmt.Errorf(format, args...)}
+}
+
+// options are the flags every command shares.
+type options struct {
+	logDir string
+}
+
+// NewRootCmd returns the lllm command with all its subcommands. Each call
+// returns a fresh tree of commands, so it can be run more than once.
+func NewRootCmd() *cobra.Command {
+	opts := &options{}
+	root := &cobra.Command{
+		Use:   "lllm",
+		Short: "Look at and manage lllm-go experiment runs",
+		Long: `lllm looks at the runs of lllm-go experiments.
+
+Every run writes a log under a log root (./logs unless --log-dir says
+otherwise), one directory per run. lllm lists those runs, rebuilds the dialog
+tree of a run from its log alone, and prints its transcripts.
+
+A RUN argument is a run directory, a run id, a unique prefix or suffix of
+one, or "latest".`,
+		Example: `  # List the runs under ./logs
+  lllm runs
+
+  # The dialog tree of the latest run, then its transcripts
+  lllm tree latest
+  lllm show latest
+
+  # Runs under another log root
+  lllm runs --log-dir /data/experiments/logs`,
+		Version:       versionString(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		// Runnable so that an unknown command is a usage error (see Args)
+		// rather than cobra's help; bare "lllm" prints the help.
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += fmt.Sprintf(" (did you mean %q?)", s[0])
+			}
+			return &usageError{cmd: cmd, err: errors.New(msg)}
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cmd.Help()
+		},
+	}
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return &usageError{cmd: cmd, err: err}
+	})
+	root.PersistentFlags().StringVar(&opts.logDir, "log-dir", logs.DefaultRoot, "the log root: the `DIR` holding one directory per run")
+	_ = root.MarkPersistentFlagDirname("log-dir")
+
+	root.AddCommand(
+		newTreeCmd(opts),
+		newShowCmd(opts),
+		newRunsCmd(opts),
+		newVersionCmd(),
+	)
+	decorateBuiltins(root)
+	return root
+}
+
+// decorateBuiltins gives cobra's own help and completion commands examples
+// and makes their argument errors usage errors, like every other command.
+func decorateBuiltins(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "help":
+			c.Example = "  lllm help tree"
+		case "completion":
+			c.Example = `  # Load completions into the current bash session
+  source <(lllm completion bash)`
+			for _, sh := range c.Commands() {
+				if sh.Example == "" {
+					sh.Example = fmt.Sprintf("  lllm completion %s", sh.Name())
+				}
+				sh.Args = asUsage(sh.Args)
+			}
+			c.Args = asUsage(c.Args)
+		}
+	}
+}
+
+// asUsage makes the errors of an argument check usage errors.
+func asUsage(check cobra.PositionalArgs) cobra.PositionalArgs {
+	if check == nil {
+		return nil
+	}
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return &usageError{cmd: cmd, err: err}
+		}
+		return nil
+	}
+}
+
+// runArgs checks for a RUN argument followed by at most maxExtra others.
+func runArgs(extra string, maxExtra int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return usageErrorf(cmd, "%s needs a RUN: a run id, a unique prefix or suffix of one, a run directory, or \"latest\" (see 'lllm runs')", cmd.Name())
+		}
+		if len(args) > 1+maxExtra {
+			if maxExtra == 0 {
+				return usageErrorf(cmd, "%s takes one RUN, got %d arguments", cmd.Name(), len(args))
+			}
+			return usageErrorf(cmd, "%s takes a RUN and at most one %s, got %d arguments", cmd.Name(), extra, len(args))
+		}
+		return nil
+	}
+}
+
+// noArgs refuses positional arguments.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf(cmd, "%s takes no arguments, got %q", cmd.Name(), args[0])
+	}
+	return nil
+}
+
+// logDirHint is the --log-dir flag to repeat in a suggested command, if
+// the user gave one.
+func logDirHint(cmd *cobra.Command, opts *options) string {
+	if f := cmd.Flag("log-dir"); f != nil && f.Changed {
+		return " --log-dir " + shellQuote(opts.logDir)
+	}
+	return ""
+}
+
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`*?[]{}()<>|&;#~!") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,286 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lllm-go/lllm/dialog"
+)
+
+type showOptions struct {
+	*options
+	format *enumValue
+}
+
+func newShowCmd(opts *options) *cobra.Command {
+	o := &showOptions{options: opts, format: newEnum("text", "text", "json")}
+	cmd := &cobra.Command{
+		Use:   "show RUN [DIALOG_ID]",
+		Short: "Print the transcripts of a run's dialogs",
+		Long: `Print the messages of a run's dialogs, rebuilt from its log.
+
+Without DIALOG_ID, every dialog is printed in tree order (depth first from
+each root, as 'lllm tree' lists them), each under a header naming it and,
+for a fork, its parent and split point. A fork's transcript is complete: it
+starts with the messages it shares with its parent.
+
+Each message is one entry, "[index] role name: content", with multi-line
+content indented below it. Images show as "[image MIME, N bytes]", tool calls
+as "→ name(arguments)" with their result ("←") or error ("✗"), and a
+message's parsed output, model and usage when it has them.
+
+DIALOG_ID is a full dialog id or a unique prefix of one, such as the 8
+digits 'lllm tree' shows.
+
+-o json prints an array of {"node", "messages"} objects, one per dialog
+printed, with the messages as the log records them.`,
+		Example: `  # Every transcript of the latest run
+  lllm show latest
+
+  # One dialog, by the id prefix 'lllm tree' shows
+  lllm show latest a1b2c3d4
+
+  # As JSON: the last message of one dialog
+  lllm show latest a1b2c3d4 -o json | jq '.[0].messages[-1]'`,
+		Args:              runArgs("DIALOG_ID", 1),
+		ValidArgsFunction: completeRunThenDialog(opts),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runShow(cmd, o, args)
+		},
+	}
+	addFormatFlag(cmd, "output", o.format)
+	return cmd
+}
+
+func runShow(cmd *cobra.Command, o *showOptions, args []string) error {
+	run, forest, err := openRun(cmd.Context(), cmd, o.options, args[0])
+	if err != nil {
+		return err
+	}
+	var dialogs []*dialog.Dialog
+	if len(args) > 1 {
+		id, err := findDialog(cmd, o.options, forest, run.ID, args[0], args[1])
+		if err != nil {
+			return err
+		}
+		dialogs = append(dialogs, forest.Dialog(id))
+	} else {
+		for _, root := range forest.Roots() {
+			walk(forest, root, 0, -1, func(d *dialog.Dialog, _ int) { dialogs = append(dialogs, d) })
+		}
+	}
+	out := newOutput(cmd)
+	if o.format.value == "json" {
+		if dialogs == nil {
+			dialogs = []*dialog.Dialog{}
+		}
+		if err := writeJSON(out, dialogs); err != nil {
+			return err
+		}
+		return out.flush()
+	}
+	if len(dialogs) == 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "run %s has no dialogs\n", run.ID)
+		return nil
+	}
+	for i, d := range dialogs {
+		if i > 0 {
+			fmt.Fprintln(out)
+		}
+		fmt.Fprintln(out, dialogHeader(d))
+		for j, m := range d.Messages() {
+			writeMessage(out, j, m)
+		}
+	}
+	return out.flush()
+}
+
+// dialogHeader is the line above a transcript:
+//
+//	── dialog a1b2c3d4 owner=coder alias=main (fork of 9f8e7d6c at 4) ──
+func dialogHeader(d *dialog.Dialog) string {
+	n := d.Node()
+	s := "── dialog " + shortID(n.ID) + " " + field("owner", n.Owner)
+	if n.Alias != "" {
+		s += " " + field("alias", n.Alias)
+	}
+	if !n.IsRoot() {
+		s += fmt.Sprintf(" (fork of %s at %d", shortID(n.ParentID), n.SplitPoint)
+		if n.LastN > 0 {
+			s += fmt.Sprintf(": first %d + last %d of %d", n.FirstK, n.LastN, n.ParentLen)
+		}
+		s += ")"
+	}
+	return s + " ──"
+}
+
+const indent = "    "
+
+// writeMessage prints one message: "[i] role name: content" when the
+// content is one line, else the header and the content indented below;
+// then tool calls, parsed output and usage, indented.
+func writeMessage(w io.Writer, i int, m *dialog.Message) {
+	head := fmt.Sprintf("[%d] %s", i, m.Role)
+	if m.Name != "" && m.Name != string(m.Role) {
+		head += " " + m.Name
+	}
+	if m.Agent != "" && m.Agent != m.Name {
+		head += " (agent " + m.Agent + ")"
+	}
+	if m.ToolCallID != "" {
+		head += " (call " + m.ToolCallID + ")"
+	}
+
+	var body []string
+	if m.Content != "" {
+		body = append(body, lines(m.Content)...)
+	}
+	for _, p := range m.Parts {
+		switch {
+		case p.Type == dialog.PartText:
+			if p.Text != "" {
+				body = append(body, lines(p.Text)...)
+			}
+		case p.Type == dialog.PartImage && p.Image != nil:
+			body = append(body, imageLine(p.Image))
+		default:
+			body = append(body, fmt.Sprintf("[%s part]", p.Type))
+		}
+	}
+
+	var extra []string
+	for _, fc := range m.FunctionCalls {
+		call := "→ " + fc.Name + "(" + compactJSON(fc.Arguments) + ")"
+		if fc.ID != "" {
+			call += " [" + fc.ID + "]"
+		}
+		extra = append(extra, call)
+		if fc.Result != "" {
+			extra = append(extra, prefixed("  ← ", "    ", fc.Result)...)
+		}
+		if fc.Error != "" {
+			extra = append(extra, prefixed("  ✗ ", "    ", fc.Error)...)
+		}
+	}
+	if len(m.Parsed) > 0 {
+		extra = append(extra, "parsed: "+compactJSON(m.Parsed))
+	}
+	if u := usageLine(m); u != "" {
+		extra = append(extra, u)
+	}
+
+	switch len(body) {
+	case 0:
+		fmt.Fprintf(w, "%s:\n", head)
+	case 1:
+		fmt.Fprintf(w, "%s: %s\n", head, body[0])
+	default:
+		fmt.Fprintf(w, "%s:\n", head)
+		for _, l := range body {
+			fmt.Fprintf(w, "%s%s\n", indent, l)
+		}
+	}
+	for _, l := range extra {
+		fmt.Fprintf(w, "%s%s\n", indent, l)
+	}
+}
+
+func lines(s string) []string {
+	return strings.Split(strings.TrimRight(s, "\n"), "\n")
+}
+
+// prefixed puts first before the first line of s and rest before the others.
+func prefixed(first, rest, s string) []string {
+	ls := lines(s)
+	for i := range ls {
+		if i == 0 {
+			ls[i] = first + ls[i]
+		} else {
+			ls[i] = rest + ls[i]
+		}
+	}
+	return ls
+}
+
+func imageLine(img *dialog.Image) string {
+	switch {
+	case img.URL != "" && len(img.Data) == 0:
+		return "[image " + img.URL + "]"
+	case img.MIME == "":
+		return fmt.Sprintf("[image, %d bytes]", len(img.Data))
+	}
+	return fmt.Sprintf("[image %s, %d bytes]", img.MIME, len(img.Data))
+}
+
+// compactJSON is raw JSON on one line, or the raw text if it is not JSON.
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return strings.Join(lines(string(raw)), " ")
+	}
+	return unescapeHTML(b.String())
+}
+
+// unescapeHTML undoes the \u003c, \u003e and \u0026 escapes encoding/json
+// writes for <, > and & in strings, which only make a transcript harder to
+// read.
+func unescapeHTML(s string) string {
+	if !strings.Contains(s, `\u00`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		if s[i+1] == 'u' && i+6 <= len(s) {
+			switch s[i+2 : i+6] {
+			case "003c", "003C":
+				b.WriteByte('<')
+				i += 5
+				continue
+			case "003e", "003E":
+				b.WriteByte('>')
+				i += 5
+				continue
+			case "0026":
+				b.WriteByte('&')
+				i += 5
+				continue
+			}
+		}
+		// Any other escape, \\ included: keep both bytes.
+		b.WriteString(s[i : i+2])
+		i++
+	}
+	return b.String()
+}
+
+func usageLine(m *dialog.Message) string {
+	var parts []string
+	if m.Model != "" {
+		parts = append(parts, field("model", m.Model))
+	}
+	u := m.Usage
+	for _, f := range []struct {
+		name string
+		n    int
+	}{{"in", u.InputTokens}, {"cached", u.CachedInputTokens}, {"out", u.OutputTokens}, {"reasoning", u.ReasoningTokens}} {
+		if f.n != 0 {
+			parts = append(parts, fmt.Sprintf("%s=%d", f.name, f.n))
+		}
+	}
+	if m.USD != 0 {
+		parts = append(parts, "usd="+usd(m.USD))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "(" + strings.Join(parts, " ") + ")"
+}
