@@ -145,6 +145,19 @@ func (d *Dialog) Cost() Cost {
 	return c
 }
 
+// OwnCost is the cost of the messages the dialog added itself, after its
+// split point; summing OwnCost over a tree counts each message once.
+func (d *Dialog) OwnCost() Cost {
+	var c Cost
+	d.mu.Lock()
+	split, s := d.node.SplitPoint, d.msgs
+	d.mu.Unlock()
+	for _, m := range s.appendTo(nil, split, s.len()) {
+		c = c.Add(m.Cost())
+	}
+	return c
+}
+
 // Overview is one line per message, "[i. name (role)]: preview", each
 // preview cut to at most maxLen characters (0 means 100).
 func (d *Dialog) Overview(maxLen int) string {

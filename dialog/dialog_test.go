@@ -178,6 +178,14 @@ func TestHeadTailOverviewCost(t *testing.T) {
 	if got := d.Cost(); got != want {
 		t.Fatalf("cost = %+v, want %+v", got, want)
 	}
+	c, _ := d.Fork(0, 0)
+	c.Append(Message{Role: RoleAssistant, Usage: Usage{OutputTokens: 4}, USD: 1})
+	if got := c.OwnCost(); got != (Cost{Usage: Usage{OutputTokens: 4}, USD: 1}) {
+		t.Fatalf("own cost of a fork = %+v", got)
+	}
+	if got := d.OwnCost(); got != want {
+		t.Fatalf("own cost of a root = %+v, want %+v", got, want)
+	}
 	ov := strings.Split(strings.TrimSpace(d.Overview(20)), "\n")
 	wantOv := []string{
 		"[0. system (system)]: You are a careful...",

@@ -1,6 +1,7 @@
 package logs
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -139,7 +140,7 @@ func BenchmarkRebuild1M(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		f, err := Rebuild(rd)
+		f, err := Rebuild(context.Background(), rd)
 		rd.Close()
 		if err != nil {
 			b.Fatal(err)

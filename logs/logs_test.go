@@ -2,6 +2,7 @@ package logs
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -88,7 +89,7 @@ func TestRebuildConcurrentForestFromDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	forest, warnings, err := run.Forest()
+	forest, warnings, err := run.Forest(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +192,7 @@ func TestReaderTornLastLine(t *testing.T) {
 	if w := r.Warnings(); len(w) != 1 || !strings.Contains(w[0], "torn last line 4") {
 		t.Fatalf("warnings = %v", w)
 	}
-	f, err := Rebuild(NewReader(bytes.NewReader(data), "x"))
+	f, err := Rebuild(t.Context(), NewReader(bytes.NewReader(data), "x"))
 	if err != nil || f.Dialog("d1").Len() != 1 {
 		t.Fatalf("rebuild after a torn line: %v", err)
 	}
@@ -253,6 +254,7 @@ func TestReaderRejectsForeignAndBrokenLogs(t *testing.T) {
 		{"empty", "", 0, "empty log"},
 		{"blank", "\n\n", 0, "empty log"},
 		{"text", "hello world\nsecond line\n", 1, "not an lllm-go run log"},
+		{"one unterminated line", "hello world", 1, "not an lllm-go run log"},
 		{"other json", `{"level":"info","msg":"hi"}` + "\n", 1, "not an lllm-go run log"},
 		{"other format", `{"seq":1,"kind":"run_start","run_start":{"format":"x","version":"1.0"}}` + "\n", 1, "not an lllm-go run log"},
 		{"corrupt middle", string(logBytes(t, "1.0", "{nope\n", msgLine)), 2, "corrupt record"},
@@ -261,9 +263,18 @@ func TestReaderRejectsForeignAndBrokenLogs(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Rebuild(NewReader(strings.NewReader(c.data), "bad.jsonl"))
+			_, err := Rebuild(t.Context(), NewReader(strings.NewReader(c.data), "bad.jsonl"))
 			assertFormatError(t, err, c.line, c.want)
 		})
+	}
+}
+
+func TestRebuildStopsWhenCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := Rebuild(ctx, NewReader(bytes.NewReader(logBytes(t, "1.0", openLine, msgLine)), "x"))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Rebuild with a cancelled context = %v", err)
 	}
 }
 
@@ -315,7 +326,11 @@ func TestCreateOpenList(t *testing.T) {
 	w1, r1 := newRun(t, root)
 	d, _ := dialog.New("coder", dialog.WithSink(w1))
 	d.PutText("hi")
-	w1.Finish(RunEnd{Status: StatusFailed, Error: "boom", Totals: Totals{ModelCalls: 3}})
+	for range 2 {
+		w1.Write(&Record{Kind: KindModelCall, Dialog: d.ID(), ModelCall: &ModelCall{Agent: "coder", Usage: dialog.Usage{InputTokens: 10, OutputTokens: 4}, USD: 0.25}})
+	}
+	w1.Write(&Record{Kind: KindToolCall, ToolCall: &ToolCall{Name: "add"}})
+	w1.Finish(RunEnd{Status: StatusFailed, Error: "boom", Totals: Totals{ModelCalls: 99}})
 	time.Sleep(2 * time.Millisecond)
 	w2, r2 := newRun(t, root)
 	defer w2.Close()
@@ -345,7 +360,13 @@ func TestCreateOpenList(t *testing.T) {
 	if err != nil || len(list) != 2 {
 		t.Fatalf("List = %v, %v", list, err)
 	}
-	if list[0].Status() != StatusFailed || list[0].End.Totals.ModelCalls != 3 || list[0].Ended.Before(list[0].Started) {
+	wantTotals := Totals{ModelCalls: 2, ToolCalls: 1, Dialogs: 1, Messages: 1, Cost: dialog.Cost{Usage: dialog.Usage{InputTokens: 20, OutputTokens: 8}, USD: 0.5}}
+	got := list[0].End.Totals
+	if got.DurationMS <= 0 {
+		t.Fatalf("duration = %v", got.DurationMS)
+	}
+	got.DurationMS = 0
+	if list[0].Status() != StatusFailed || got != wantTotals || list[0].Ended.Before(list[0].Started) {
 		t.Fatalf("first run summary = %+v", list[0])
 	}
 	if list[1].Status() != StatusRunning || list[1].End != nil {
@@ -391,7 +412,7 @@ func FuzzReader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, tail []byte) {
 		for _, data := range [][]byte{tail, append([]byte(string(logBytesF("1.0"))+openLine), tail...)} {
 			r := NewReader(bytes.NewReader(data), "fuzz")
-			f, err := Rebuild(r)
+			f, err := Rebuild(context.Background(), r)
 			if err == nil && f == nil {
 				t.Fatal("nil forest without an error")
 			}

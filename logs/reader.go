@@ -160,12 +160,12 @@ func (r *Reader) next() (*Record, error) {
 		}
 		rec := new(Record)
 		if err := json.Unmarshal(line, rec); err != nil {
-			if !whole {
+			if !whole && r.start != nil {
 				r.warn("skipped a torn last line %d (%d bytes): the run stopped while writing it", r.line, len(line))
 				return nil, io.EOF
 			}
 			if r.start == nil {
-				return nil, r.errorf(r.line, "not an lllm-go run log (the first line is not a JSON record)", nil)
+				return nil, r.errorf(r.line, "not an lllm-go run log (the first line is not a whole JSON record)", nil)
 			}
 			return nil, r.errorf(r.line, "corrupt record", err)
 		}

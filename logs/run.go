@@ -143,21 +143,27 @@ func (r *Run) Reader() (*Reader, error) { return OpenFile(r.Path()) }
 
 // Forest rebuilds the run's dialog forest from its log, with the reader's
 // warnings (such as a skipped torn last line).
-func (r *Run) Forest() (*dialog.Forest, []string, error) {
+func (r *Run) Forest(ctx context.Context) (*dialog.Forest, []string, error) {
 	rd, err := r.Reader()
 	if err != nil {
 		return nil, nil, err
 	}
 	defer rd.Close()
-	f, err := Rebuild(rd)
+	f, err := Rebuild(ctx, rd)
 	return f, rd.Warnings(), err
 }
 
 // Rebuild replays every dialog record of a log into a forest: the same
-// dialogs, ids, nodes and messages the run had in memory.
-func Rebuild(r *Reader) (*dialog.Forest, error) {
+// dialogs, ids, nodes and messages the run had in memory. It stops with
+// ctx's error when ctx is done.
+func Rebuild(ctx context.Context, r *Reader) (*dialog.Forest, error) {
 	f := new(dialog.Forest)
-	for {
+	for i := 0; ; i++ {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
 			return f, nil

@@ -47,6 +47,8 @@ type Writer struct {
 	enc    *json.Encoder
 	err    error
 	closed bool
+	start  time.Time
+	totals Totals // of the records written so far
 
 	syncEach bool
 	dirty    atomic.Bool
@@ -138,8 +140,37 @@ func (w *Writer) Write(rec *Record) error {
 	}
 	w.seq++
 	w.size += int64(n)
+	w.count(rec)
 	w.dirty.Store(true)
 	return nil
+}
+
+// count adds a written record to the run's totals.
+func (w *Writer) count(rec *Record) {
+	t := &w.totals
+	switch rec.Kind {
+	case KindRunStart:
+		w.start = rec.Time
+	case KindDialogOpen, KindFork:
+		t.Dialogs++
+	case KindMessage:
+		t.Messages++
+	case KindModelCall:
+		t.ModelCalls++
+		t.Cost = t.Cost.Add(dialog.Cost{Usage: rec.ModelCall.Usage, USD: rec.ModelCall.USD})
+	case KindToolCall:
+		t.ToolCalls++
+	}
+}
+
+// Totals sums what the log holds so far: dialogs, messages, model and tool
+// calls, their cost, and the time since run_start.
+func (w *Writer) Totals() Totals {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t := w.totals
+	t.DurationMS = float64(time.Since(w.start).Microseconds()) / 1e3
+	return t
 }
 
 // Emit records a dialog event; it makes Writer a dialog.Sink.
@@ -155,8 +186,10 @@ func (w *Writer) Seq() int64 {
 	return w.seq
 }
 
-// Finish writes the run_end record and closes the writer.
+// Finish writes the run_end record, with its Totals computed from the
+// records written, and closes the writer.
 func (w *Writer) Finish(end RunEnd) error {
+	end.Totals = w.Totals()
 	err := w.Write(&Record{Kind: KindRunEnd, RunEnd: &end})
 	return errors.Join(err, w.Close())
 }

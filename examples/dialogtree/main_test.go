@@ -15,7 +15,7 @@ func TestExampleWritesARebuildableTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, _, err := r.Forest()
+	f, _, err := r.Forest(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -142,11 +142,18 @@ func newFixture(t *testing.T, root string) *fixture {
 	f.judge = d(dialog.New("judge", dialog.WithSink(w)))
 	m(f.judge.PutText("Judge this."))
 
-	err = w.Finish(logs.RunEnd{Status: logs.StatusOK, Totals: logs.Totals{
-		ModelCalls: 2, Dialogs: 5, Messages: 12,
-		Cost: dialog.Cost{Usage: dialog.Usage{InputTokens: 150, OutputTokens: 25}, USD: 0.0017},
-	}})
-	if err != nil {
+	// The two replies' model calls; run_end sums them.
+	for _, c := range []struct {
+		d     *dialog.Dialog
+		usage dialog.Usage
+		usd   float64
+	}{{f.main, dialog.Usage{InputTokens: 100, OutputTokens: 20}, 0.0012}, {f.tools, dialog.Usage{InputTokens: 50, OutputTokens: 5}, 0.0005}} {
+		rec := &logs.Record{Kind: logs.KindModelCall, Dialog: c.d.ID(), ModelCall: &logs.ModelCall{Agent: "coder", Model: "m1", Usage: c.usage, USD: c.usd}}
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Finish(logs.RunEnd{Status: logs.StatusOK}); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -162,9 +169,9 @@ func TestTreeText(t *testing.T) {
 	}
 	want := []string{
 		fmt.Sprintf("[%s] owner=coder alias=main msgs=4 tokens=120 usd=$0.0012", short(f.main)),
-		fmt.Sprintf("  [%s] owner=coder alias=draft msgs=4 split@3 (last_n=2, first_k=1) tokens=120 usd=$0.0012", short(f.draft)),
-		fmt.Sprintf("    [%s] owner=coder msgs=5 split@4 (last_n=0, first_k=0) tokens=120 usd=$0.0012", short(f.grand)),
-		fmt.Sprintf("  [%s] owner=coder msgs=6 split@4 (last_n=0, first_k=0) tokens=175 usd=$0.0017", short(f.tools)),
+		fmt.Sprintf("  [%s] owner=coder alias=draft msgs=4 split@3 (last_n=2, first_k=1)", short(f.draft)),
+		fmt.Sprintf("    [%s] owner=coder msgs=5 split@4 (last_n=0, first_k=0)", short(f.grand)),
+		fmt.Sprintf("  [%s] owner=coder msgs=6 split@4 (last_n=0, first_k=0) tokens=55 usd=$0.0005", short(f.tools)),
 		fmt.Sprintf("[%s] owner=judge msgs=1", short(f.judge)),
 	}
 	if got := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n"); !slices.Equal(got, want) {
@@ -191,20 +198,20 @@ func TestTreeDialogAndDepth(t *testing.T) {
 		}},
 		{[]string{"--depth", "1"}, []string{
 			fmt.Sprintf("[%s] owner=coder alias=main msgs=4 tokens=120 usd=$0.0012", short(f.main)),
-			fmt.Sprintf("  [%s] owner=coder alias=draft msgs=4 split@3 (last_n=2, first_k=1) tokens=120 usd=$0.0012", short(f.draft)),
-			fmt.Sprintf("  [%s] owner=coder msgs=6 split@4 (last_n=0, first_k=0) tokens=175 usd=$0.0017", short(f.tools)),
+			fmt.Sprintf("  [%s] owner=coder alias=draft msgs=4 split@3 (last_n=2, first_k=1)", short(f.draft)),
+			fmt.Sprintf("  [%s] owner=coder msgs=6 split@4 (last_n=0, first_k=0) tokens=55 usd=$0.0005", short(f.tools)),
 			fmt.Sprintf("[%s] owner=judge msgs=1", short(f.judge)),
 		}},
 		// A subtree starts unindented, by full id or by prefix.
 		{[]string{"--dialog", f.draft.ID()}, []string{
-			fmt.Sprintf("[%s] owner=coder alias=draft msgs=4 split@3 (last_n=2, first_k=1) tokens=120 usd=$0.0012", short(f.draft)),
-			fmt.Sprintf("  [%s] owner=coder msgs=5 split@4 (last_n=0, first_k=0) tokens=120 usd=$0.0012", short(f.grand)),
+			fmt.Sprintf("[%s] owner=coder alias=draft msgs=4 split@3 (last_n=2, first_k=1)", short(f.draft)),
+			fmt.Sprintf("  [%s] owner=coder msgs=5 split@4 (last_n=0, first_k=0)", short(f.grand)),
 		}},
 		{[]string{"--dialog", short(f.draft), "--depth", "0"}, []string{
-			fmt.Sprintf("[%s] owner=coder alias=draft msgs=4 split@3 (last_n=2, first_k=1) tokens=120 usd=$0.0012", short(f.draft)),
+			fmt.Sprintf("[%s] owner=coder alias=draft msgs=4 split@3 (last_n=2, first_k=1)", short(f.draft)),
 		}},
 		{[]string{"--dialog", short(f.tools), "--depth", "-1"}, []string{
-			fmt.Sprintf("[%s] owner=coder msgs=6 split@4 (last_n=0, first_k=0) tokens=175 usd=$0.0017", short(f.tools)),
+			fmt.Sprintf("[%s] owner=coder msgs=6 split@4 (last_n=0, first_k=0) tokens=55 usd=$0.0005", short(f.tools)),
 		}},
 	}
 	for _, tt := range tests {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"github.com/spf13/cobra"
 
 	"github.com/lllm-go/lllm/logs"
@@ -62,7 +63,7 @@ func dialogCompletions(opts *options, ref string) []cobra.Completion {
 	if err != nil {
 		return nil
 	}
-	forest, _, err := run.Forest()
+	forest, _, err := run.Forest(context.Background())
 	if err != nil {
 		return nil
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 	"time"
 
@@ -94,31 +93,12 @@ func openRun(ctx context.Context, cmd *cobra.Command, opts *options, ref string)
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := os.Open(run.Path())
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	rd := logs.NewReader(ctxReader{ctx, f}, run.Path())
-	forest, err := logs.Rebuild(rd)
-	warn(cmd, rd.Warnings())
+	forest, warnings, err := run.Forest(ctx)
+	warn(cmd, warnings)
 	if err != nil {
 		return nil, nil, err
 	}
 	return run, forest, nil
-}
-
-// ctxReader stops reading once its context is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // shortID is the first 8 characters of a dialog id, as the tree shows it.

@@ -106,7 +106,7 @@ func treeLine(d *dialog.Dialog) string {
 	if !n.IsRoot() {
 		fmt.Fprintf(&b, " split@%d (last_n=%d, first_k=%d)", n.SplitPoint, n.LastN, n.FirstK)
 	}
-	c := d.Cost()
+	c := d.OwnCost()
 	if t := c.Total(); t != 0 {
 		fmt.Fprintf(&b, " tokens=%d", t)
 	}
@@ -142,7 +142,7 @@ func buildNodeJSON(forest *dialog.Forest, id string, level, maxDepth int) *nodeJ
 	j := &nodeJSON{
 		ID: n.ID, Owner: n.Owner, Alias: n.Alias, ParentID: n.ParentID,
 		SplitPoint: n.SplitPoint, LastN: n.LastN, FirstK: n.FirstK, ParentLen: n.ParentLen,
-		Depth: n.Depth, Messages: d.Len(), Children: []*nodeJSON{}, Cost: d.Cost(),
+		Depth: n.Depth, Messages: d.Len(), Children: []*nodeJSON{}, Cost: d.OwnCost(),
 	}
 	if maxDepth < 0 || level < maxDepth {
 		for _, c := range n.ChildrenIDs {
