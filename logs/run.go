@@ -158,6 +158,7 @@ func (r *Run) Forest(ctx context.Context) (*dialog.Forest, []string, error) {
 // ctx's error when ctx is done.
 func Rebuild(ctx context.Context, r *Reader) (*dialog.Forest, error) {
 	f := new(dialog.Forest)
+	names := map[string]string{}
 	for i := 0; ; i++ {
 		if i%4096 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -172,11 +173,29 @@ func Rebuild(ctx context.Context, r *Reader) (*dialog.Forest, error) {
 			return nil, err
 		}
 		if ev, ok := rec.Event(); ok {
+			if m := ev.Message; m != nil {
+				// Roles, senders and models repeat across a run: keep one copy.
+				m.Role, m.Name, m.Agent = intern(names, m.Role), intern(names, m.Name), intern(names, m.Agent)
+				m.Model, m.Modality, m.APIType = intern(names, m.Model), intern(names, m.Modality), intern(names, m.APIType)
+			}
 			if err := f.Apply(ev); err != nil {
 				return nil, r.errorf(r.line, "inconsistent dialog record", err)
 			}
 		}
 	}
+}
+
+// intern returns the copy of s kept in seen, keeping s if it is new.
+// Only short strings are worth it.
+func intern[S ~string](seen map[string]string, s S) S {
+	if s == "" || len(s) > 64 {
+		return s
+	}
+	if v, ok := seen[string(s)]; ok {
+		return S(v)
+	}
+	seen[string(s)] = string(s)
+	return s
 }
 
 // Open finds a run under root (DefaultRoot if empty). ref is a run
