@@ -1,0 +1,47 @@
+package contextmgr
+
+import (
+	"context"
+
+	"github.com/lllm-go/lllm/dialog"
+)
+
+// Input is what a context manager shapes before one model call.
+type Input struct {
+	// Model is the full model name, "provider/model".
+	Model string
+	// Messages is the working copy about to be sent. A manager must not
+	// modify them; it returns the messages to send instead.
+	Messages []*dialog.Message
+	// Tokens counts tokens; it memoises per message, so counting the same
+	// messages on every call costs nothing after the first. Share one
+	// Tokenizer across calls; when Tokens is nil a manager uses a fresh one,
+	// and nothing is remembered between calls.
+	Tokens *Tokenizer
+	// Summarize, when set, asks a model to summarise messages into one
+	// message (used by the summary manager).
+	Summarize func(ctx context.Context, msgs []*dialog.Message) (*dialog.Message, error)
+}
+
+// Result is what a context manager decided.
+type Result struct {
+	// Messages are the messages to send. When nothing was changed it may
+	// be Input.Messages itself; a message that was changed is a new one.
+	Messages []*dialog.Message
+	// Action names what was done: "none", "truncate", "window", "summary".
+	Action string
+	// TokensBefore and TokensAfter count the input messages and the
+	// messages to send (0 for the pass-through manager, which counts
+	// nothing).
+	TokensBefore int
+	TokensAfter  int
+	// Note says in a line what was kept and why, for the run log.
+	Note string
+}
+
+// Manager shapes the messages a model sees. Implementations are safe for
+// concurrent use.
+type Manager interface {
+	// Fit returns the messages to send for in, without modifying in.
+	Fit(ctx context.Context, in Input) (Result, error)
+}

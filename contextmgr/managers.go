@@ -1,0 +1,357 @@
+package contextmgr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/lllm-go/lllm/dialog"
+)
+
+func init() {
+	Register("default", newDefault)
+	Register("none", newNull)
+	Register("window", newWindow)
+	Register("summary", newSummary)
+}
+
+// TruncationMarker starts the text of a message that the default manager
+// cut from the front to fit the budget.
+const TruncationMarker = "[...earlier content truncated...]\n"
+
+// DefaultBuffer is the default safety buffer, in tokens, that the default
+// and summary managers keep free below the budget.
+const DefaultBuffer = 5000
+
+// minTruncateTokens is the budget that must remain, beyond the messages
+// kept whole, for the default manager to keep a truncated message.
+const minTruncateTokens = 50
+
+// ErrNoSummarizer is returned by the summary manager when Input.Summarize is
+// nil.
+var ErrNoSummarizer = errors.New("contextmgr: the summary manager needs a summarizer (Input.Summarize is nil)")
+
+// budget is the token budget of the default and summary managers.
+type budget struct {
+	maxTokens int // 0: the model's context window
+	buffer    int
+}
+
+func parseBudget(cfg map[string]any) (budget, error) {
+	if err := checkKeys(cfg, "max_tokens", "buffer"); err != nil {
+		return budget{}, err
+	}
+	maxTokens, err := intKey(cfg, "max_tokens", 0, 0)
+	if err != nil {
+		return budget{}, err
+	}
+	buffer, err := intKey(cfg, "buffer", DefaultBuffer, 0)
+	if err != nil {
+		return budget{}, err
+	}
+	return budget{maxTokens: maxTokens, buffer: buffer}, nil
+}
+
+// limit returns the number of tokens the messages may use for model, and a
+// description of where it comes from. The budget is max_tokens if set,
+// else the model's context window; the limit is the budget less the
+// buffer, or half the budget when the budget is not above the buffer.
+func (b budget) limit(model string) (int, string) {
+	size, src := b.maxTokens, "max_tokens"
+	if size <= 0 {
+		var known bool
+		size, known = ContextWindow(model)
+		src = fmt.Sprintf("context window of %q", model)
+		if !known {
+			src = fmt.Sprintf("default context window (%q is not a known model)", model)
+		}
+	}
+	if size <= b.buffer {
+		return size / 2, fmt.Sprintf("%d tokens (half the %s %d, which is not above the buffer %d)", size/2, src, size, b.buffer)
+	}
+	return size - b.buffer, fmt.Sprintf("%d tokens (%s %d - buffer %d)", size-b.buffer, src, size, b.buffer)
+}
+
+// prepared is what every manager needs: a tokenizer, the encoding and the
+// count of each message.
+type prepared struct {
+	tok    *Tokenizer
+	enc    string
+	counts []int
+	total  int
+}
+
+func prepare(ctx context.Context, in Input) (prepared, error) {
+	if err := ctx.Err(); err != nil {
+		return prepared{}, err
+	}
+	p := prepared{tok: in.Tokens, enc: EncodingFor(in.Model), counts: make([]int, len(in.Messages))}
+	if p.tok == nil {
+		p.tok = NewTokenizer()
+	}
+	for i, m := range in.Messages {
+		if m == nil {
+			return prepared{}, fmt.Errorf("contextmgr: message %d is nil", i)
+		}
+		p.counts[i] = p.tok.countMessage(p.enc, m)
+		p.total += p.counts[i]
+	}
+	return p, nil
+}
+
+func (p prepared) sum(s span) int {
+	n := 0
+	for _, c := range p.counts[s.lo:s.hi] {
+		n += c
+	}
+	return n
+}
+
+// span is the messages [lo, hi) of a dialog that are kept or dropped
+// together.
+type span struct{ lo, hi int }
+
+// units splits msgs[from:] into the units a manager keeps or drops whole:
+// a message that requests tool calls together with the tool messages right
+// after it that answer those calls; every other message alone.
+func units(msgs []*dialog.Message, from int) []span {
+	var out []span
+	for i := from; i < len(msgs); {
+		j := i + 1
+		if calls := msgs[i].FunctionCalls; len(calls) > 0 {
+			for j < len(msgs) && msgs[j].Role == dialog.RoleTool &&
+				slices.ContainsFunc(calls, func(fc dialog.FunctionCall) bool { return fc.ID == msgs[j].ToolCallID }) {
+				j++
+			}
+		}
+		out = append(out, span{i, j})
+		i = j
+	}
+	return out
+}
+
+// nullManager passes the messages through unchanged.
+type nullManager struct{}
+
+func newNull(cfg map[string]any) (Manager, error) {
+	if err := checkKeys(cfg); err != nil {
+		return nil, err
+	}
+	return nullManager{}, nil
+}
+
+// Fit returns the messages unchanged, with Action "none". It counts no
+// tokens.
+func (nullManager) Fit(ctx context.Context, in Input) (Result, error) {
+	return Result{Messages: in.Messages, Action: "none"}, nil
+}
+
+// defaultManager keeps the newest messages that fit a token budget.
+type defaultManager struct{ budget }
+
+func newDefault(cfg map[string]any) (Manager, error) {
+	b, err := parseBudget(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return defaultManager{b}, nil
+}
+
+// Fit keeps the first message, then whole units from the newest backwards
+// while they fit the limit; the first one that does not fit is kept cut
+// from the front if it is a single message and more than 50 tokens of the
+// limit remain.
+func (d defaultManager) Fit(ctx context.Context, in Input) (Result, error) {
+	p, err := prepare(ctx, in)
+	if err != nil {
+		return Result{}, err
+	}
+	msgs := in.Messages
+	res := Result{Messages: msgs, Action: "none", TokensBefore: p.total, TokensAfter: p.total}
+	limit, desc := d.limit(in.Model)
+	if len(msgs) == 0 || p.total <= limit {
+		return res, nil
+	}
+	if len(msgs) == 1 {
+		res.Note = fmt.Sprintf("over the limit %s, but the only message cannot be dropped", desc)
+		return res, nil
+	}
+	used, start := p.counts[0], len(msgs)
+	var cut *dialog.Message
+	cutTokens := 0
+	spans := units(msgs, 1)
+	for i := len(spans) - 1; i >= 0; i-- {
+		s := spans[i]
+		if c := p.sum(s); used+c <= limit {
+			used += c
+			start = s.lo
+			continue
+		}
+		if rem := limit - used; rem > minTruncateTokens && s.hi-s.lo == 1 {
+			if m, n, ok := truncate(p.tok, p.enc, msgs[s.lo], rem); ok {
+				cut, cutTokens = m, n
+				used += n
+			}
+		}
+		break
+	}
+	out := make([]*dialog.Message, 0, 2+len(msgs)-start)
+	out = append(out, msgs[0])
+	if cut != nil {
+		out = append(out, cut)
+	}
+	out = append(out, msgs[start:]...)
+	res.Messages, res.Action, res.TokensAfter = out, "truncate", used
+	note := fmt.Sprintf("kept the first message and the last %d of %d messages", len(msgs)-start, len(msgs)-1)
+	if cut != nil {
+		note += fmt.Sprintf(", and 1 more cut to %d tokens", cutTokens)
+	}
+	res.Note = note + "; limit " + desc
+	if p.counts[0] > limit {
+		res.Note += fmt.Sprintf("; the first message alone (%d tokens) is over the limit", p.counts[0])
+	}
+	return res, nil
+}
+
+// truncate returns a copy of m whose text is cut from the front and marked
+// with [TruncationMarker] so that the copy costs at most avail tokens, and
+// what it costs. Image parts are dropped. It fails for a message that
+// requests tool calls or has no text, and when nothing of the text fits.
+func truncate(tok *Tokenizer, enc string, m *dialog.Message, avail int) (*dialog.Message, int, bool) {
+	text := m.Text()
+	if len(m.FunctionCalls) > 0 || text == "" {
+		return nil, 0, false
+	}
+	n := avail - MessageOverhead - tok.count(enc, TruncationMarker)
+	// The marker and the kept text may tokenize together a little
+	// differently than apart; count the result and retry a few times.
+	for try := 0; try < 4 && n > 0; try++ {
+		kept := tok.tail(enc, text, n)
+		if kept == "" {
+			break
+		}
+		c := *m // never modify the input: it is shared with the dialog
+		c.Content = TruncationMarker + kept
+		c.Parts = nil
+		if c.Modality == dialog.ModalityImage {
+			c.Modality = dialog.ModalityText
+		}
+		got := tok.measure(enc, &c)
+		if got <= avail {
+			return &c, got, true
+		}
+		n -= got - avail
+	}
+	return nil, 0, false
+}
+
+// windowManager keeps the first message and the last n.
+type windowManager struct{ n int }
+
+func newWindow(cfg map[string]any) (Manager, error) {
+	if err := checkKeys(cfg, "n"); err != nil {
+		return nil, err
+	}
+	n, err := intKey(cfg, "n", 20, 1)
+	if err != nil {
+		return nil, err
+	}
+	return windowManager{n: n}, nil
+}
+
+// Fit keeps the first message and the last n messages, reaching further back
+// when the window would otherwise separate tool results from their call.
+func (w windowManager) Fit(ctx context.Context, in Input) (Result, error) {
+	p, err := prepare(ctx, in)
+	if err != nil {
+		return Result{}, err
+	}
+	msgs := in.Messages
+	res := Result{Messages: msgs, Action: "none", TokensBefore: p.total, TokensAfter: p.total}
+	if len(msgs) <= w.n+1 {
+		return res, nil
+	}
+	start := len(msgs) - w.n
+	for _, s := range units(msgs, 1) {
+		if s.lo <= start && start < s.hi {
+			start = s.lo
+			break
+		}
+	}
+	out := make([]*dialog.Message, 0, 1+len(msgs)-start)
+	out = append(append(out, msgs[0]), msgs[start:]...)
+	res.Messages, res.Action = out, "window"
+	res.TokensAfter = p.counts[0] + p.sum(span{start, len(msgs)})
+	res.Note = fmt.Sprintf("kept the first message and the last %d of %d messages (n=%d", len(msgs)-start, len(msgs)-1, w.n)
+	if extra := len(msgs) - start - w.n; extra > 0 {
+		res.Note += fmt.Sprintf(", %d more to keep a tool call with its results", extra)
+	}
+	res.Note += ")"
+	return res, nil
+}
+
+// summaryManager replaces the oldest messages with a summary.
+type summaryManager struct{ budget }
+
+func newSummary(cfg map[string]any) (Manager, error) {
+	b, err := parseBudget(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return summaryManager{b}, nil
+}
+
+// Fit, when the messages are over the limit, keeps the first message and a
+// recent tail of whole units that fits in half the limit, and replaces the
+// messages between them with the one in.Summarize returns. It returns
+// [ErrNoSummarizer] when in.Summarize is nil, whether or not a summary is
+// needed, so that a misconfigured agent fails on its first call.
+func (s summaryManager) Fit(ctx context.Context, in Input) (Result, error) {
+	if in.Summarize == nil {
+		return Result{}, ErrNoSummarizer
+	}
+	p, err := prepare(ctx, in)
+	if err != nil {
+		return Result{}, err
+	}
+	msgs := in.Messages
+	res := Result{Messages: msgs, Action: "none", TokensBefore: p.total, TokensAfter: p.total}
+	limit, desc := s.limit(in.Model)
+	if len(msgs) == 0 || p.total <= limit {
+		return res, nil
+	}
+	tail, start := 0, len(msgs)
+	spans := units(msgs, 1)
+	for i := len(spans) - 1; i >= 0; i-- {
+		c := p.sum(spans[i])
+		if tail+c > limit/2 {
+			break
+		}
+		tail += c
+		start = spans[i].lo
+	}
+	old := msgs[1:start]
+	if len(old) == 0 {
+		res.Note = fmt.Sprintf("over the limit %s, but there is nothing to summarise", desc)
+		return res, nil
+	}
+	sum, err := in.Summarize(ctx, slices.Clone(old))
+	if err != nil {
+		return Result{}, fmt.Errorf("contextmgr: summarising %d messages: %w", len(old), err)
+	}
+	if sum == nil {
+		return Result{}, fmt.Errorf("contextmgr: summarising %d messages: the summarizer returned no message", len(old))
+	}
+	sumTokens := p.tok.countMessage(p.enc, sum)
+	out := make([]*dialog.Message, 0, 2+len(msgs)-start)
+	out = append(append(out, msgs[0], sum), msgs[start:]...)
+	res.Messages, res.Action = out, "summary"
+	res.TokensAfter = p.counts[0] + sumTokens + tail
+	res.Note = fmt.Sprintf("summarised %d messages (%d tokens) into one of %d tokens; kept the last %d; limit %s",
+		len(old), p.sum(span{1, start}), sumTokens, len(msgs)-start, desc)
+	if res.TokensAfter > limit {
+		res.Note += "; still over the limit"
+	}
+	return res, nil
+}

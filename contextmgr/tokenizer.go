@@ -1,0 +1,359 @@
+package contextmgr
+
+import (
+	"math"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+	"weak"
+
+	"github.com/lllm-go/lllm/dialog"
+	"github.com/pkoukk/tiktoken-go"
+	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
+)
+
+// The tiktoken encodings a Tokenizer uses.
+const (
+	EncodingO200k  = "o200k_base"  // gpt-4o, gpt-4.1, gpt-4.5, gpt-5, the o-series
+	EncodingCL100k = "cl100k_base" // gpt-4, gpt-3.5
+)
+
+// FallbackEncoding is the encoding used for models that are not OpenAI
+// models (Claude, Gemini, Llama, Mistral, Qwen, ...) and for unknown models.
+// Their own tokenizers differ, so counts for them are an approximation;
+// the default manager's safety buffer is there to absorb the difference.
+const FallbackEncoding = EncodingO200k
+
+// MessageOverhead is the number of tokens added to every message for its
+// framing (role and separators), as in OpenAI's chat format, where each
+// message costs about 4 tokens beyond its content.
+const MessageOverhead = 4
+
+// The shared encoding cache. Building an encoding costs 40-180 ms, so each
+// one is built once per process; a built encoding is safe for concurrent
+// use.
+var (
+	loaderOnce  sync.Once
+	encodingsMu sync.Mutex
+	encodings   = map[string]*sharedEnc{}
+)
+
+type sharedEnc struct {
+	once sync.Once
+	enc  *tiktoken.Tiktoken
+	err  error
+}
+
+// encoding returns the process-wide encoding called name, building it on
+// first use with the offline BPE loader (the BPE files are embedded; the
+// network is never used).
+func encoding(name string) (*tiktoken.Tiktoken, error) {
+	loaderOnce.Do(func() { tiktoken.SetBpeLoader(tiktoken_loader.NewOfflineLoader()) })
+	encodingsMu.Lock()
+	e := encodings[name]
+	if e == nil {
+		e = &sharedEnc{}
+		encodings[name] = e
+	}
+	encodingsMu.Unlock()
+	e.once.Do(func() { e.enc, e.err = tiktoken.GetEncoding(name) })
+	return e.enc, e.err
+}
+
+// modelName is the bare, lower-case model name: the part after the last
+// "/" of "provider/model", without a fine-tune "ft:" prefix.
+func modelName(model string) string {
+	name := strings.ToLower(strings.TrimSpace(model))
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	return strings.TrimPrefix(name, "ft:")
+}
+
+// isOSeries reports whether name is an OpenAI reasoning model: "o" followed
+// by a digit (o1, o3-mini, o4-mini, ...).
+func isOSeries(name string) bool {
+	return len(name) >= 2 && name[0] == 'o' && name[1] >= '0' && name[1] <= '9'
+}
+
+func hasAnyPrefix(s string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// EncodingFor returns the name of the tiktoken encoding used to count tokens
+// for model, given as "provider/model" or as a bare model name:
+//
+//   - gpt-4o, gpt-4.1, gpt-4.5, gpt-5*, chatgpt-4o, gpt-oss and the o-series
+//     (o1, o3, o4-mini, ...): o200k_base;
+//   - gpt-4 (other than the above), gpt-3.5 and the OpenAI embedding models:
+//     cl100k_base;
+//   - everything else, including Claude, Gemini, Llama, Mistral, Qwen and
+//     unknown models: [FallbackEncoding] (o200k_base), an approximation for
+//     models that are not OpenAI's.
+func EncodingFor(model string) string {
+	name := modelName(model)
+	switch {
+	case hasAnyPrefix(name, "gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "chatgpt-4o", "gpt-oss"), isOSeries(name):
+		return EncodingO200k
+	case hasAnyPrefix(name, "gpt-4", "gpt-3.5", "gpt-35", "text-embedding-3", "text-embedding-ada-002"):
+		return EncodingCL100k
+	}
+	return FallbackEncoding
+}
+
+// TokenizerStats counts the work a Tokenizer has done.
+type TokenizerStats struct {
+	// Calls is the number of Count and CountMessage calls.
+	Calls int64
+	// MemoHits is the number of CountMessage calls answered from the memo,
+	// without tokenizing.
+	MemoHits int64
+	// Tokenized is the total number of tokens produced by actual
+	// tokenization: the work done, including Count calls and the cutting
+	// of messages. Memo hits add nothing.
+	Tokenized int64
+	// Texts is the number of texts actually tokenized.
+	Texts int64
+}
+
+// A Tokenizer counts tokens with tiktoken and memoises the count of each
+// message.
+//
+// Messages are immutable and shared by pointer between a dialog and its
+// forks, so a message's count is remembered per message pointer and
+// encoding: counting a growing dialog before every model call tokenizes each
+// message once. The memo holds its messages weakly; an entry is dropped when
+// its message is garbage collected. A message must not be modified after it
+// has been counted.
+//
+// A Tokenizer is safe for concurrent use. The zero value is ready to use and
+// counts with tiktoken. A Tokenizer must not be copied after first use.
+type Tokenizer struct {
+	charsPerToken int  // > 0: count ceil(runes/charsPerToken) instead of BPE tokens
+	noMemo        bool // recount on every call (the benchmark's baseline)
+
+	mu   sync.Mutex
+	memo map[memoKey]*memoEntry
+
+	calls, memoHits, tokenized, texts atomic.Int64
+}
+
+type memoKey struct {
+	msg weak.Pointer[dialog.Message]
+	enc string
+}
+
+type memoEntry struct {
+	once sync.Once
+	n    int
+}
+
+// NewTokenizer returns a Tokenizer that counts with tiktoken. It is cheap:
+// the encodings are built once per process and shared by all Tokenizers;
+// the memo is the Tokenizer's own.
+func NewTokenizer() *Tokenizer { return &Tokenizer{} }
+
+// NewCharTokenizer returns a Tokenizer that counts a text as
+// ceil(runes/charsPerToken) tokens, with the same per-message rules and
+// memo as a tiktoken Tokenizer. It makes token arithmetic exact in tests.
+// A charsPerToken below 1 counts as 1.
+func NewCharTokenizer(charsPerToken int) *Tokenizer {
+	return &Tokenizer{charsPerToken: max(charsPerToken, 1)}
+}
+
+// Stats returns the work done so far.
+func (t *Tokenizer) Stats() TokenizerStats {
+	return TokenizerStats{
+		Calls:     t.calls.Load(),
+		MemoHits:  t.memoHits.Load(),
+		Tokenized: t.tokenized.Load(),
+		Texts:     t.texts.Load(),
+	}
+}
+
+// Count returns the number of tokens in text for model (see [EncodingFor]).
+// Special tokens such as "<|endoftext|>" are counted as ordinary text.
+// Count does not memoise.
+func (t *Tokenizer) Count(model, text string) int {
+	t.calls.Add(1)
+	return t.count(EncodingFor(model), text)
+}
+
+// CountMessage returns the number of tokens m costs when sent to model: its
+// text (m.Text()), the names and arguments of its function calls,
+// [MessageOverhead], and [ImageTokens] for each image. The count is
+// memoised per message pointer and encoding. A nil message counts 0.
+func (t *Tokenizer) CountMessage(model string, m *dialog.Message) int {
+	return t.countMessage(EncodingFor(model), m)
+}
+
+func (t *Tokenizer) countMessage(enc string, m *dialog.Message) int {
+	if m == nil {
+		return 0
+	}
+	t.calls.Add(1)
+	if t.noMemo {
+		return t.measure(enc, m)
+	}
+	key := memoKey{msg: weak.Make(m), enc: enc}
+	t.mu.Lock()
+	if t.memo == nil {
+		t.memo = map[memoKey]*memoEntry{}
+	}
+	e, ok := t.memo[key]
+	if !ok {
+		e = &memoEntry{}
+		t.memo[key] = e
+		runtime.AddCleanup(m, t.forget, key)
+	}
+	t.mu.Unlock()
+	computed := false
+	e.once.Do(func() {
+		e.n = t.measure(enc, m)
+		computed = true
+	})
+	if !computed {
+		t.memoHits.Add(1)
+	}
+	return e.n
+}
+
+// forget drops a memo entry; it runs once the entry's message is collected.
+func (t *Tokenizer) forget(key memoKey) {
+	t.mu.Lock()
+	delete(t.memo, key)
+	t.mu.Unlock()
+}
+
+// memoLen is the number of memo entries (for tests).
+func (t *Tokenizer) memoLen() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.memo)
+}
+
+// measure counts m without the memo.
+func (t *Tokenizer) measure(enc string, m *dialog.Message) int {
+	n := MessageOverhead + t.count(enc, m.Text())
+	for _, fc := range m.FunctionCalls {
+		n += t.count(enc, fc.Name) + t.count(enc, string(fc.Arguments))
+	}
+	for _, p := range m.Parts {
+		if p.Type == dialog.PartImage && p.Image != nil {
+			w, h := imageSize(p.Image)
+			n += ImageTokens(w, h)
+		}
+	}
+	return n
+}
+
+// count tokenizes text with the encoding called enc and records the work.
+func (t *Tokenizer) count(enc, text string) int {
+	if text == "" {
+		return 0
+	}
+	var n int
+	if t.charsPerToken > 0 {
+		n = ceilDiv(utf8.RuneCountInString(text), t.charsPerToken)
+	} else if e, err := encoding(enc); err == nil {
+		n = len(e.EncodeOrdinary(text))
+	} else {
+		// The encodings are embedded, so this does not happen; if it
+		// did, four bytes a token is the usual rule of thumb.
+		n = ceilDiv(len(text), 4)
+	}
+	t.tokenized.Add(int64(n))
+	t.texts.Add(1)
+	return n
+}
+
+// tail returns a suffix of text of at most about n tokens, cut on a
+// character boundary. The result is usually within n tokens; callers that
+// need a guarantee count it. Its cost is proportional to n, not to the
+// length of text.
+func (t *Tokenizer) tail(enc, text string, n int) string {
+	if n <= 0 || text == "" {
+		return ""
+	}
+	if t.charsPerToken > 0 {
+		keep := n * t.charsPerToken
+		if utf8.RuneCountInString(text) <= keep {
+			return text
+		}
+		i := len(text)
+		for ; keep > 0; keep-- {
+			_, size := utf8.DecodeLastRuneInString(text[:i])
+			i -= size
+		}
+		return text[i:]
+	}
+	e, err := encoding(enc)
+	if err != nil {
+		keep := min(len(text), n*4)
+		return trimToRune(text, len(text)-keep)
+	}
+	// Tokenize a window at the end of text that is large enough to hold
+	// more than n tokens, growing it as needed.
+	window := 8*n + 64
+	for {
+		start := trimStart(text, max(0, len(text)-window))
+		s := text[start:]
+		toks := e.EncodeOrdinary(s)
+		t.tokenized.Add(int64(len(toks)))
+		t.texts.Add(1)
+		if len(toks) <= n {
+			if start == 0 {
+				return text
+			}
+			window *= 2
+			continue
+		}
+		// Byte-level BPE round-trips exactly, so the last n tokens are
+		// the last len(Decode(...)) bytes of s.
+		keep := len(e.Decode(toks[len(toks)-n:]))
+		return trimToRune(s, len(s)-keep)
+	}
+}
+
+// trimStart moves i forward to the start of a character of s.
+func trimStart(s string, i int) int {
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return i
+}
+
+// trimToRune returns s[i:], moving i forward to the start of a character.
+func trimToRune(s string, i int) string { return s[trimStart(s, i):] }
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// ImageTokens returns the tokens an image of width x height pixels costs,
+// by OpenAI's rule for detailed images: scale it to fit within 2048x2048,
+// then scale it down so that its shortest side is at most 768; count the
+// 512x512 tiles that cover it; the cost is 85 + 170 per tile. Images are
+// never scaled up. A size that is not positive counts as 1024x1024 (765
+// tokens).
+func ImageTokens(width, height int) int {
+	if width <= 0 || height <= 0 {
+		width, height = 1024, 1024
+	}
+	w, h := float64(width), float64(height)
+	if m := max(w, h); m > 2048 {
+		w, h = w*2048/m, h*2048/m
+	}
+	if m := min(w, h); m > 768 {
+		w, h = w*768/m, h*768/m
+	}
+	// Round first so that float error never adds a tile.
+	w, h = max(1, math.Round(w)), max(1, math.Round(h))
+	tiles := math.Ceil(w/512) * math.Ceil(h/512)
+	return 85 + 170*int(tiles)
+}
