@@ -1,0 +1,652 @@
+package provider
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/lllm-go/lllm/dialog"
+)
+
+// AdapterConfig describes the langchaingo model an Adapter wraps.
+type AdapterConfig struct {
+	// Provider names the provider: "openai", "anthropic", "googleai",
+	// "ollama", "mistral", "bedrock", "mock" or a name of your own. It
+	// prefixes Message.Model, names the provider in errors, and selects
+	// the provider's quirks (see [Adapter]); an unknown name gets the
+	// OpenAI ones.
+	Provider string
+	// Model is the provider's name of the model the langchaingo model was
+	// built for, without the "provider/" prefix.
+	Model string
+	// Prices override the built-in price table when filling Message.USD.
+	Prices map[string]Price
+	// LegacyMaxTokens sends Params.MaxTokens to an OpenAI-style API as
+	// "max_tokens" rather than "max_completion_tokens". OpenAI-compatible
+	// servers (vLLM, llama.cpp, Ollama's /v1, Mistral) want it; Open sets
+	// it for them.
+	LegacyMaxTokens bool
+}
+
+// Adapter is a [Model] over any langchaingo llms.Model. It converts
+// dialog messages, tools, format and params to langchaingo's types, and
+// the reply back to a dialog.Message with usage, cost, model and latency.
+// It never retries: a failure comes back as an *[Error] for the caller to
+// retry.
+//
+// Params are sent only when set. For the clients [Open] builds, an HTTP
+// transport of this package also edits the request body where langchaingo
+// would otherwise send what the caller did not ask for, or drop what it
+// did:
+//
+//   - openai, mistral: langchaingo always sends "temperature" (0 when
+//     unset, and never for gpt-5/o1-/o3 models even when set) and drops
+//     top_p and top_k. The transport removes temperature when unset, sends
+//     it when set, and adds top_p, top_k and seed (also a seed of 0) when
+//     set. Format is sent as response_format {"type": "json_schema"}.
+//     For mistral it renames seed to random_seed and removes
+//     stream_options, which Mistral rejects.
+//   - anthropic: temperature is removed when unset; top_k is added when
+//     set. There is no seed, and Format is not enforced (the prompt's
+//     parser still checks the reply).
+//   - ollama (native API): options.temperature is removed when unset (it
+//     would be 0); Format is sent as the "format" JSON schema. The native
+//     API has no tools: a request with tools is an ErrBadRequest, and tool
+//     calls and results in the history are sent as text.
+//   - googleai: unset temperature, topP, topK and maxOutputTokens are
+//     removed from generationConfig (langchaingo fills in 0.5, 0.95, 3 and
+//     2048); Format asks for application/json, without the schema. Tool
+//     calls get ids "call_1", ... as Gemini gives none.
+//   - bedrock: sent as langchaingo builds it; Format is not enforced.
+//
+// Images are sent as data-URL image parts, except to anthropic, googleai,
+// ollama and bedrock, whose langchaingo clients accept only binary parts
+// (googleai would download a URL itself).
+//
+// Streaming: when Request.Stream is set and the request declares no
+// tools, the reply is streamed and Stream gets the text as it arrives.
+// With tools the call is not streamed, because langchaingo corrupts
+// streamed parallel tool calls (it appends every argument fragment to the
+// last call); Stream then gets the whole text in one chunk at the end.
+//
+// The reply merges all of langchaingo's choices into one message: text
+// concatenated, tool calls collected. Anthropic returns one choice per
+// content block; the others return one choice, as the adapter never asks
+// for more.
+type Adapter struct {
+	llm    llms.Model
+	cfg    AdapterConfig
+	d      dialect
+	prefix string // "provider/"
+}
+
+// NewAdapter returns an Adapter over llm.
+func NewAdapter(llm llms.Model, cfg AdapterConfig) *Adapter {
+	cfg.Provider = strings.ToLower(strings.TrimSpace(cfg.Provider))
+	d := dialectFor(cfg.Provider)
+	d.legacyMaxTokens = cfg.LegacyMaxTokens
+	return &Adapter{llm: llm, cfg: cfg, d: d, prefix: cfg.Provider + "/"}
+}
+
+// Name is the adapter's model as "provider/model".
+func (a *Adapter) Name() string { return a.prefix + a.cfg.Model }
+
+// Close releases what the wrapped model holds (googleai keeps
+// connections), if it can be closed.
+func (a *Adapter) Close() error {
+	if c, ok := a.llm.(interface{ Close() error }); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// Generate sends req and returns the model's reply, or an *Error.
+// req.Model may be empty (the adapter's model), the adapter's model with
+// or without its "provider/" prefix, or another model of the same
+// provider.
+func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error) {
+	if req == nil {
+		return nil, a.badRequest(errors.New("nil request"))
+	}
+	if a.llm == nil {
+		return nil, a.badRequest(errors.New("no langchaingo model to call"))
+	}
+	model := a.modelFor(req.Model)
+	msgs, err := a.messages(req.Messages)
+	if err != nil {
+		return nil, a.badRequest(err)
+	}
+	opts, err := a.options(req, model)
+	if err != nil {
+		return nil, a.badRequest(err)
+	}
+	st := &callState{edits: a.d.edits(req.Params, req.Format)}
+
+	streaming := req.Stream != nil && len(req.Tools) == 0
+	var stream streamGuard
+	if streaming {
+		opts = append(opts, llms.WithStreamingFunc(func(ctx context.Context, chunk []byte) error {
+			if len(chunk) == 0 {
+				return nil
+			}
+			if err := req.Stream(ctx, Chunk{Text: string(chunk)}); err != nil {
+				stream.set(err)
+				return err
+			}
+			return nil
+		}))
+	}
+
+	start := time.Now()
+	resp, err := a.llm.GenerateContent(withCallState(ctx, st), msgs, opts...)
+	latency := time.Since(start)
+	if err != nil {
+		return nil, classify(ctx, a.cfg.Provider, err, st, stream.get())
+	}
+	out, err := a.reply(resp, model, latency)
+	if err != nil {
+		return nil, &Error{Kind: ErrOther, Provider: a.cfg.Provider, Err: err}
+	}
+	if req.Stream != nil && !streaming && out.Message.Content != "" {
+		if err := req.Stream(ctx, Chunk{Text: out.Message.Content}); err != nil {
+			return nil, &Error{Kind: ErrCancelled, Provider: a.cfg.Provider, Err: fmt.Errorf("stream: %w", err)}
+		}
+	}
+	return out, nil
+}
+
+func (a *Adapter) badRequest(err error) *Error {
+	return &Error{Kind: ErrBadRequest, Provider: a.cfg.Provider, Err: err}
+}
+
+// modelFor is the model a request names.
+func (a *Adapter) modelFor(m string) string {
+	m = strings.TrimSpace(m)
+	switch {
+	case m == "", m == a.cfg.Model:
+		return a.cfg.Model
+	case len(m) > len(a.prefix) && strings.EqualFold(m[:len(a.prefix)], a.prefix):
+		return m[len(a.prefix):]
+	}
+	return m
+}
+
+// streamGuard holds the error the caller's Stream returned; langchaingo
+// may call the streaming function from another goroutine.
+type streamGuard struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (g *streamGuard) set(err error) {
+	g.mu.Lock()
+	g.err = err
+	g.mu.Unlock()
+}
+
+func (g *streamGuard) get() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.err
+}
+
+// options turns the request's params, tools and format into call options.
+func (a *Adapter) options(req *Request, model string) ([]llms.CallOption, error) {
+	p := req.Params
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	opts := make([]llms.CallOption, 0, 8)
+	if model != a.cfg.Model {
+		opts = append(opts, llms.WithModel(model))
+	}
+	if p.Temperature != nil {
+		opts = append(opts, llms.WithTemperature(*p.Temperature))
+	}
+	if p.TopP != nil {
+		opts = append(opts, llms.WithTopP(*p.TopP))
+	}
+	if p.TopK != nil {
+		opts = append(opts, llms.WithTopK(*p.TopK))
+	}
+	if p.MaxTokens != nil {
+		opts = append(opts, llms.WithMaxTokens(*p.MaxTokens))
+		if a.d.legacyMaxTokens {
+			opts = append(opts, llms.WithMetadata(map[string]any{"openai:use_legacy_max_tokens": true}))
+		}
+	}
+	if len(p.Stop) > 0 {
+		opts = append(opts, llms.WithStopWords(p.Stop))
+	}
+	if p.Seed != nil {
+		opts = append(opts, llms.WithSeed(*p.Seed))
+	}
+	if len(req.Tools) > 0 {
+		if a.d.noTools {
+			return nil, fmt.Errorf("%s's native API has no tools; for tool calls use its OpenAI-compatible endpoint (openai/MODEL with OPENAI_BASE_URL=http://localhost:11434/v1)", a.cfg.Provider)
+		}
+		tools, err := a.tools(req.Tools)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, llms.WithTools(tools))
+	}
+	if len(req.Format) > 0 {
+		if !json.Valid(req.Format) {
+			return nil, errors.New("format is not valid JSON")
+		}
+		switch a.d.format {
+		case formatJSONMode:
+			opts = append(opts, llms.WithJSONMode())
+		case formatMIME:
+			opts = append(opts, llms.WithResponseMIMEType("application/json"))
+		}
+	}
+	return opts, nil
+}
+
+// check reports params no provider accepts.
+func (p Params) check() error {
+	bad := func(v *float64) bool { return v != nil && (math.IsNaN(*v) || math.IsInf(*v, 0)) }
+	if bad(p.Temperature) {
+		return fmt.Errorf("temperature is %v", *p.Temperature)
+	}
+	if bad(p.TopP) {
+		return fmt.Errorf("top_p is %v", *p.TopP)
+	}
+	if p.MaxTokens != nil && *p.MaxTokens < 0 {
+		return fmt.Errorf("max_tokens is negative (%d)", *p.MaxTokens)
+	}
+	return nil
+}
+
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// tools declares fns to the model.
+func (a *Adapter) tools(fns []*dialog.Function) ([]llms.Tool, error) {
+	tools := make([]llms.Tool, 0, len(fns))
+	for i, f := range fns {
+		if f == nil {
+			return nil, fmt.Errorf("tool %d is nil", i)
+		}
+		params := f.Parameters
+		if len(params) == 0 {
+			params = emptySchema
+		}
+		var schema any = params
+		if a.d.mapSchemas {
+			var m map[string]any
+			if err := json.Unmarshal(params, &m); err != nil {
+				return nil, fmt.Errorf("tool %s: parameter schema: %w", f.Name, err)
+			}
+			schema = m
+		} else if !json.Valid(params) {
+			return nil, fmt.Errorf("tool %s: parameter schema is not valid JSON", f.Name)
+		}
+		tools = append(tools, llms.Tool{
+			Type: "function",
+			Function: &llms.FunctionDefinition{
+				Name:        f.Name,
+				Description: f.Description,
+				Parameters:  schema,
+				Strict:      f.Strict,
+			},
+		})
+	}
+	return tools, nil
+}
+
+// messages converts a dialog to langchaingo's messages.
+func (a *Adapter) messages(in []*dialog.Message) ([]llms.MessageContent, error) {
+	out := make([]llms.MessageContent, 0, len(in))
+	var callNames map[string]string // tool call id -> function name
+	for i, m := range in {
+		if m == nil {
+			return nil, fmt.Errorf("message %d is nil", i)
+		}
+		switch m.Role {
+		case dialog.RoleSystem:
+			out = append(out, llms.MessageContent{
+				Role:  llms.ChatMessageTypeSystem,
+				Parts: []llms.ContentPart{llms.TextContent{Text: m.Text()}},
+			})
+		case dialog.RoleUser, "":
+			parts, err := a.userParts(m)
+			if err != nil {
+				return nil, fmt.Errorf("message %d: %w", i, err)
+			}
+			out = append(out, llms.MessageContent{Role: llms.ChatMessageTypeHuman, Parts: parts})
+		case dialog.RoleAssistant, dialog.RoleToolCall:
+			for _, fc := range m.FunctionCalls {
+				if fc.ID != "" {
+					if callNames == nil {
+						callNames = map[string]string{}
+					}
+					callNames[fc.ID] = fc.Name
+				}
+			}
+			out = a.appendAssistant(out, m)
+		case dialog.RoleTool:
+			out = a.appendToolResults(out, m, callNames)
+		default:
+			return nil, fmt.Errorf("message %d: unknown role %q", i, m.Role)
+		}
+	}
+	return out, nil
+}
+
+// userParts are a user message's text and images.
+func (a *Adapter) userParts(m *dialog.Message) ([]llms.ContentPart, error) {
+	if len(m.Parts) == 0 {
+		return []llms.ContentPart{llms.TextContent{Text: m.Content}}, nil
+	}
+	parts := make([]llms.ContentPart, 0, len(m.Parts))
+	var texts []string
+	for _, p := range m.Parts {
+		switch p.Type {
+		case dialog.PartText:
+			if a.d.singleText {
+				texts = append(texts, p.Text)
+			} else {
+				parts = append(parts, llms.TextContent{Text: p.Text})
+			}
+		case dialog.PartImage:
+			if p.Image == nil {
+				continue
+			}
+			part, err := a.imagePart(p.Image)
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, part)
+		}
+	}
+	if a.d.singleText {
+		parts = append([]llms.ContentPart{llms.TextContent{Text: strings.Join(texts, "\n")}}, parts...)
+	}
+	if len(parts) == 0 {
+		parts = append(parts, llms.TextContent{Text: m.Content})
+	}
+	return parts, nil
+}
+
+// imagePart is an image as the provider's client takes it.
+func (a *Adapter) imagePart(img *dialog.Image) (llms.ContentPart, error) {
+	if !a.d.binaryImages {
+		return llms.ImageURLContent{URL: img.DataURL()}, nil
+	}
+	if len(img.Data) > 0 {
+		mime := img.MIME
+		if mime == "" {
+			mime, _ = dialog.SniffImage(img.Data)
+		}
+		return llms.BinaryContent{MIMEType: mime, Data: img.Data}, nil
+	}
+	if mime, data, ok := decodeDataURL(img.URL); ok {
+		return llms.BinaryContent{MIMEType: mime, Data: data}, nil
+	}
+	return nil, fmt.Errorf("%s takes image bytes, not an image URL (%.40q): load the image (dialog.ImageFile, dialog.ImageBytes)", a.cfg.Provider, img.URL)
+}
+
+// decodeDataURL splits a base64 data URL into its MIME type and bytes.
+func decodeDataURL(u string) (mime string, data []byte, ok bool) {
+	rest, found := strings.CutPrefix(u, "data:")
+	if !found {
+		return "", nil, false
+	}
+	meta, b64, found := strings.Cut(rest, ",")
+	if !found {
+		return "", nil, false
+	}
+	mime, found = strings.CutSuffix(meta, ";base64")
+	if !found {
+		return "", nil, false
+	}
+	data, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return "", nil, false
+	}
+	return mime, data, true
+}
+
+// appendAssistant adds an assistant turn: its text and tool calls.
+func (a *Adapter) appendAssistant(out []llms.MessageContent, m *dialog.Message) []llms.MessageContent {
+	text := m.Text()
+	parts := make([]llms.ContentPart, 0, 1+len(m.FunctionCalls))
+	if a.d.noTools {
+		// Without tools, calls are told as text.
+		var b strings.Builder
+		b.WriteString(text)
+		for _, fc := range m.FunctionCalls {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			fmt.Fprintf(&b, "[tool call %s(%s)]", fc.Name, argsString(fc.Arguments))
+		}
+		return append(out, llms.MessageContent{
+			Role:  llms.ChatMessageTypeAI,
+			Parts: []llms.ContentPart{llms.TextContent{Text: b.String()}},
+		})
+	}
+	if text != "" || len(m.FunctionCalls) == 0 {
+		parts = append(parts, llms.TextContent{Text: text})
+	}
+	for _, fc := range m.FunctionCalls {
+		parts = append(parts, llms.ToolCall{
+			ID:   fc.ID,
+			Type: "function",
+			FunctionCall: &llms.FunctionCall{
+				Name:      fc.Name,
+				Arguments: argsString(fc.Arguments),
+			},
+		})
+	}
+	if !a.d.splitAssistant || len(parts) == 1 {
+		return append(out, llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: parts})
+	}
+	// langchaingo's anthropic client sends only an assistant message's
+	// first part; the API joins consecutive assistant messages into one
+	// turn, so send one part per message.
+	for _, p := range parts {
+		out = append(out, llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{p}})
+	}
+	return out
+}
+
+// argsString is a call's arguments as the JSON text providers expect.
+func argsString(args json.RawMessage) string {
+	if len(args) == 0 {
+		return "{}"
+	}
+	return string(args)
+}
+
+// appendToolResults adds a tool message: the result of one call (with
+// ToolCallID), or of each call it carries.
+func (a *Adapter) appendToolResults(out []llms.MessageContent, m *dialog.Message, callNames map[string]string) []llms.MessageContent {
+	type result struct{ id, name, text string }
+	var results []result
+	switch {
+	case m.ToolCallID != "":
+		results = append(results, result{m.ToolCallID, m.Name, m.Text()})
+	case len(m.FunctionCalls) > 0:
+		for _, fc := range m.FunctionCalls {
+			text := fc.Result
+			if text == "" && len(m.FunctionCalls) == 1 {
+				text = m.Text()
+			}
+			results = append(results, result{fc.ID, fc.Name, text})
+		}
+	}
+	if len(results) == 0 || a.d.noTools {
+		// No call to answer (or no tools): plain text from the tool.
+		return append(out, llms.MessageContent{
+			Role:  llms.ChatMessageTypeTool,
+			Parts: []llms.ContentPart{llms.TextContent{Text: m.Text()}},
+		})
+	}
+	for _, r := range results {
+		if r.id == "" {
+			out = append(out, llms.MessageContent{
+				Role:  llms.ChatMessageTypeHuman,
+				Parts: []llms.ContentPart{llms.TextContent{Text: r.text}},
+			})
+			continue
+		}
+		if name := callNames[r.id]; name != "" {
+			r.name = name
+		}
+		out = append(out, llms.MessageContent{
+			Role: llms.ChatMessageTypeTool,
+			Parts: []llms.ContentPart{llms.ToolCallResponse{
+				ToolCallID: r.id,
+				Name:       r.name,
+				Content:    r.text,
+			}},
+		})
+	}
+	return out
+}
+
+// reply converts langchaingo's response to ours.
+func (a *Adapter) reply(resp *llms.ContentResponse, model string, latency time.Duration) (*Response, error) {
+	if resp == nil || len(resp.Choices) == 0 {
+		return nil, errors.New("empty response: no choices")
+	}
+	var (
+		text, reasoning strings.Builder
+		calls           []dialog.FunctionCall
+		stop            string
+		info            map[string]any
+	)
+	for _, c := range resp.Choices {
+		if c == nil {
+			continue
+		}
+		text.WriteString(c.Content)
+		reasoning.WriteString(c.ReasoningContent)
+		if c.Content == "" && len(c.ToolCalls) == 0 && c.ReasoningContent == "" {
+			// An anthropic thinking block.
+			if th, ok := c.GenerationInfo["ThinkingContent"].(string); ok {
+				reasoning.WriteString(th)
+			}
+		}
+		for _, tc := range c.ToolCalls {
+			if tc.FunctionCall != nil {
+				calls = append(calls, functionCall(tc.ID, tc.FunctionCall, len(calls)))
+			}
+		}
+		if len(c.ToolCalls) == 0 && c.FuncCall != nil {
+			calls = append(calls, functionCall("", c.FuncCall, len(calls)))
+		}
+		if c.StopReason != "" {
+			stop = c.StopReason
+		}
+		if info == nil && len(c.GenerationInfo) > 0 {
+			info = c.GenerationInfo
+		}
+	}
+	msg := dialog.Message{
+		Role:          dialog.RoleAssistant,
+		Content:       text.String(),
+		Modality:      dialog.ModalityText,
+		FunctionCalls: calls,
+		Usage:         usageFrom(info),
+		Model:         a.prefix + model,
+		APIType:       dialog.APICompletion,
+	}
+	if msg.Content == "" && len(calls) > 0 {
+		msg.Role = dialog.RoleToolCall
+	}
+	if reasoning.Len() > 0 {
+		msg.Metadata = map[string]string{"reasoning": reasoning.String()}
+	}
+	msg.USD = Cost(model, msg.Usage, a.cfg.Prices)
+	return &Response{Message: msg, FinishReason: stop, Latency: latency}, nil
+}
+
+// functionCall converts one tool call; the n-th call without an id gets
+// "call_n+1".
+func functionCall(id string, fc *llms.FunctionCall, n int) dialog.FunctionCall {
+	if id == "" {
+		id = fmt.Sprintf("call_%d", n+1)
+	}
+	args := strings.TrimSpace(fc.Arguments)
+	var raw json.RawMessage
+	switch {
+	case args == "":
+		raw = json.RawMessage("{}")
+	case json.Valid([]byte(args)):
+		raw = json.RawMessage(args)
+	default:
+		// Keep what the model wrote, as a JSON string: the call then fails
+		// its schema check and the model is told so.
+		raw, _ = json.Marshal(args)
+	}
+	return dialog.FunctionCall{ID: id, Name: fc.Name, Arguments: raw}
+}
+
+// usageFrom reads token usage from a choice's GenerationInfo, whose keys
+// differ per provider.
+func usageFrom(info map[string]any) dialog.Usage {
+	var u dialog.Usage
+	if len(info) == 0 {
+		return u
+	}
+	if in, ok := intOf(info["PromptTokens"]); ok {
+		// openai, googleai, ollama, mock: the prompt count includes cached
+		// tokens.
+		u.InputTokens = in
+		u.OutputTokens, _ = intOf(info["CompletionTokens"])
+		u.ReasoningTokens, _ = intOf(info["ReasoningTokens"])
+		if c, ok := intOf(info["PromptCachedTokens"]); ok {
+			u.CachedInputTokens = c
+		} else if c, ok := intOf(info["CachedTokens"]); ok {
+			u.CachedInputTokens = c
+		}
+		return u
+	}
+	if in, ok := intOf(info["InputTokens"]); ok {
+		// anthropic: input_tokens excludes cache reads and writes.
+		read, _ := intOf(info["CacheReadInputTokens"])
+		write, _ := intOf(info["CacheCreationInputTokens"])
+		u.InputTokens = in + read + write
+		u.CachedInputTokens = read
+		u.OutputTokens, _ = intOf(info["OutputTokens"])
+		return u
+	}
+	if in, ok := intOf(info["input_tokens"]); ok { // bedrock
+		u.InputTokens = in
+		u.OutputTokens, _ = intOf(info["output_tokens"])
+	}
+	return u
+}
+
+// intOf reads an integer of any of the types langchaingo uses.
+func intOf(v any) (int, bool) {
+	switch n := v.(type) {
+	case int:
+		return n, true
+	case int32:
+		return int(n), true
+	case int64:
+		return int(n), true
+	case uint32:
+		return int(n), true
+	case uint64:
+		return int(n), true
+	case float64:
+		return int(n), true
+	case float32:
+		return int(n), true
+	}
+	return 0, false
+}

@@ -1,0 +1,137 @@
+package provider
+
+import (
+	"encoding/json"
+	"strconv"
+)
+
+// dialect is what differs between langchaingo's providers, for the
+// adapter: how to send images, tools and formats, and which request body
+// edits the transport makes.
+type dialect struct {
+	binaryImages    bool // images as llms.BinaryContent; the client rejects data URLs
+	splitAssistant  bool // one part per assistant message; the client sends only the first
+	noTools         bool // the API has no tools
+	singleText      bool // one text part per message
+	mapSchemas      bool // tool schemas as map[string]any
+	legacyMaxTokens bool // "max_tokens", not "max_completion_tokens" (OpenAI style)
+	format          formatStyle
+	wire            wireStyle
+}
+
+// formatStyle is how a request's Format reaches the provider through
+// langchaingo.
+type formatStyle int
+
+const (
+	formatNone     formatStyle = iota // not sent
+	formatJSONMode                    // llms.WithJSONMode
+	formatMIME                        // llms.WithResponseMIMEType("application/json")
+)
+
+// wireStyle selects the request body edits of a provider's wire format.
+type wireStyle int
+
+const (
+	wireNone wireStyle = iota
+	wireOpenAI
+	wireMistral
+	wireAnthropic
+	wireOllama
+	wireGoogle
+)
+
+func dialectFor(provider string) dialect {
+	switch provider {
+	case "anthropic":
+		return dialect{binaryImages: true, splitAssistant: true, wire: wireAnthropic}
+	case "googleai":
+		return dialect{binaryImages: true, mapSchemas: true, format: formatMIME, wire: wireGoogle}
+	case "ollama":
+		return dialect{binaryImages: true, noTools: true, singleText: true, format: formatJSONMode, wire: wireOllama}
+	case "bedrock":
+		return dialect{binaryImages: true}
+	case "mistral":
+		return dialect{format: formatJSONMode, wire: wireMistral}
+	case "mock":
+		return dialect{}
+	}
+	return dialect{format: formatJSONMode, wire: wireOpenAI}
+}
+
+// edits are the request body edits that make the wire carry exactly the
+// set params (and the format) for the dialect's provider.
+func (d dialect) edits(p Params, format json.RawMessage) []edit {
+	switch d.wire {
+	case wireOpenAI, wireMistral:
+		es := make([]edit, 0, 6)
+		es = append(es, edit{path: []string{"temperature"}, value: floatJSON(p.Temperature)})
+		if p.TopP != nil {
+			es = append(es, edit{path: []string{"top_p"}, value: floatJSON(p.TopP)})
+		}
+		if p.TopK != nil {
+			es = append(es, edit{path: []string{"top_k"}, value: intJSON(p.TopK)})
+		}
+		if p.Seed != nil {
+			if d.wire == wireMistral {
+				es = append(es, edit{path: []string{"seed"}}, edit{path: []string{"random_seed"}, value: intJSON(p.Seed)})
+			} else {
+				es = append(es, edit{path: []string{"seed"}, value: intJSON(p.Seed)})
+			}
+		}
+		if len(format) > 0 {
+			es = append(es, edit{path: []string{"response_format"}, value: jsonSchemaFormat(format)})
+		}
+		if d.wire == wireMistral {
+			es = append(es, edit{path: []string{"stream_options"}})
+		}
+		return es
+	case wireAnthropic:
+		es := []edit{{path: []string{"temperature"}, value: floatJSON(p.Temperature)}}
+		if p.TopK != nil {
+			es = append(es, edit{path: []string{"top_k"}, value: intJSON(p.TopK)})
+		}
+		return es
+	case wireOllama:
+		es := []edit{{path: []string{"options", "temperature"}, value: floatJSON(p.Temperature)}}
+		if p.Seed != nil {
+			es = append(es, edit{path: []string{"options", "seed"}, value: intJSON(p.Seed)})
+		}
+		if len(format) > 0 {
+			es = append(es, edit{path: []string{"format"}, value: format})
+		}
+		return es
+	case wireGoogle:
+		return []edit{
+			{path: []string{"generationConfig", "temperature"}, value: floatJSON(p.Temperature)},
+			{path: []string{"generationConfig", "topP"}, value: floatJSON(p.TopP)},
+			{path: []string{"generationConfig", "topK"}, value: intJSON(p.TopK)},
+			{path: []string{"generationConfig", "maxOutputTokens"}, value: intJSON(p.MaxTokens)},
+		}
+	}
+	return nil
+}
+
+// floatJSON is *v as JSON, or nil (delete) when v is nil.
+func floatJSON(v *float64) []byte {
+	if v == nil {
+		return nil
+	}
+	return strconv.AppendFloat(nil, *v, 'g', -1, 64)
+}
+
+// intJSON is *v as JSON, or nil (delete) when v is nil.
+func intJSON(v *int) []byte {
+	if v == nil {
+		return nil
+	}
+	return strconv.AppendInt(nil, int64(*v), 10)
+}
+
+// jsonSchemaFormat is OpenAI's response_format for a JSON schema.
+func jsonSchemaFormat(schema json.RawMessage) []byte {
+	b := make([]byte, 0, len(schema)+64)
+	b = append(b, `{"type":"json_schema","json_schema":{"name":"response","schema":`...)
+	b = append(b, schema...)
+	return append(b, "}}"...)
+}

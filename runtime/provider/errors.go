@@ -1,0 +1,146 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// statusInText finds an HTTP status in the error strings langchaingo's
+// clients make: "API returned unexpected status code: 429: ..." (openai,
+// anthropic), "(HTTP Error 429) ..." (mistral-go), "429 Too Many Requests:
+// ..." (ollama).
+var statusInText = regexp.MustCompile(`(?i)(?:status code:?\s*|HTTP Error\s*|^)([1-5]\d\d)\b`)
+
+// contextLengthWords are how providers say a request is too long for the
+// model's context window.
+var contextLengthWords = []string{
+	"context_length_exceeded",
+	"maximum context length",
+	"context length",
+	"context window",
+	"prompt is too long",
+	"too many tokens",
+	"input is too long",
+	"exceeds the maximum number of tokens",
+	"token limit",
+}
+
+// classify turns the error of one adapter call into an *Error. ctx is the
+// call's context, st what the transport recorded (nil when the model does
+// not go through one), streamErr the error the caller's Stream returned,
+// if any.
+func classify(ctx context.Context, provider string, err error, st *callState, streamErr error) *Error {
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe
+	}
+	e := &Error{Kind: ErrOther, Provider: provider, Err: err}
+	if streamErr != nil && errors.Is(err, streamErr) {
+		e.Kind = ErrCancelled
+		return e
+	}
+	// The caller's context first: langchaingo replaces context errors by
+	// strings such as "request timeout: API call exceeded deadline".
+	switch cerr := ctx.Err(); {
+	case errors.Is(cerr, context.Canceled):
+		e.Kind = ErrCancelled
+		return e
+	case errors.Is(cerr, context.DeadlineExceeded):
+		e.Kind = ErrTimeout
+		return e
+	}
+	status, retry := st.result()
+	if status < 400 {
+		// The transport saw no failing response (or there is none): look
+		// in the error itself.
+		status = statusOf(err)
+	}
+	text := strings.ToLower(err.Error())
+	e.Status = status
+	switch {
+	case status == http.StatusTooManyRequests:
+		e.Kind, e.Retry = ErrRateLimit, retry
+		if retry == 0 {
+			e.Retry = retryFromText(err.Error())
+		}
+	case status == http.StatusUnauthorized, status == http.StatusForbidden:
+		e.Kind = ErrAuth
+	case status == http.StatusRequestTimeout:
+		e.Kind = ErrTimeout
+	case status >= 400 && status < 500:
+		e.Kind = ErrBadRequest
+		if hasAny(text, contextLengthWords) {
+			e.Kind = ErrContextLength
+		}
+	case status >= 500:
+		e.Kind, e.Retry = ErrServer, retry
+	case errors.Is(err, context.Canceled):
+		e.Kind = ErrCancelled
+	case errors.Is(err, context.DeadlineExceeded), isNetTimeout(err),
+		strings.Contains(text, "timeout"), strings.Contains(text, "deadline exceeded"):
+		e.Kind = ErrTimeout
+	case hasAny(text, contextLengthWords):
+		e.Kind = ErrContextLength
+	case strings.Contains(text, "rate limit"), strings.Contains(text, "too many requests"):
+		e.Kind, e.Retry = ErrRateLimit, retryFromText(err.Error())
+	}
+	return e
+}
+
+// statusOf finds the HTTP status of err: from a typed error of the Google
+// or AWS clients, else from its text.
+func statusOf(err error) int {
+	var aws interface{ HTTPStatusCode() int }
+	if errors.As(err, &aws) {
+		return aws.HTTPStatusCode()
+	}
+	var gax interface{ HTTPCode() int }
+	if errors.As(err, &gax) && gax.HTTPCode() > 0 {
+		return gax.HTTPCode()
+	}
+	if m := statusInText.FindStringSubmatch(err.Error()); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	return 0
+}
+
+func isNetTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func hasAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// retryInText finds a "retry after N seconds" hint in an error message,
+// for clients that drop the headers and have no transport of ours.
+var retryInText = regexp.MustCompile(`(?i)(?:retry|try again)[^0-9]{0,20}([0-9]+(?:\.[0-9]+)?)\s*(ms|s|sec|seconds?)\b`)
+
+// retryFromText is the wait a "try again in 1.5s" hint in s asks for, or 0.
+func retryFromText(s string) time.Duration {
+	m := retryInText.FindStringSubmatch(s)
+	if m == nil {
+		return 0
+	}
+	v, err := strconv.ParseFloat(m[1], 64)
+	if err != nil || !(v >= 0 && v <= 1e6) {
+		return 0
+	}
+	if strings.EqualFold(m[2], "ms") {
+		return time.Duration(v * float64(time.Millisecond))
+	}
+	return time.Duration(v * float64(time.Second))
+}

@@ -1,0 +1,91 @@
+package provider
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+func TestEditJSON(t *testing.T) {
+	for _, tc := range []struct {
+		doc   string
+		edits []edit
+		want  string
+	}{
+		{`{"model":"m","temperature":0}`, []edit{{path: []string{"temperature"}}}, `{"model":"m"}`},
+		{`{"temperature":0,"model":"m"}`, []edit{{path: []string{"temperature"}}}, `{"model":"m"}`},
+		{`{"temperature":0}`, []edit{{path: []string{"temperature"}}}, `{}`},
+		{`{"model":"m"}`, []edit{{path: []string{"temperature"}, value: []byte("0.7")}}, `{"model":"m","temperature":0.7}`},
+		{`{"model":"m","temperature":0}`, []edit{{path: []string{"temperature"}, value: []byte("1")}}, `{"model":"m","temperature":1}`},
+		{`{}`, []edit{{path: []string{"a"}, value: []byte(`{"x":1}`)}}, `{"a":{"x":1}}`},
+		{` { "options" : { "temperature" : 0 , "seed":1 } , "m" : [1,{"temperature":2}] } `,
+			[]edit{{path: []string{"options", "temperature"}}},
+			`{"options":{"seed":1},"m":[1,{"temperature":2}]}`},
+		{`{"m":1}`, []edit{{path: []string{"options", "temperature"}}}, `{"m":1}`},
+		{`{"m":1}`, []edit{{path: []string{"options", "seed"}, value: []byte("3")}}, `{"m":1,"options":{"seed":3}}`},
+		{`{"s":"a \"temperature\": 0 }","temperature":0}`, []edit{{path: []string{"temperature"}}}, `{"s":"a \"temperature\": 0 }"}`},
+		{`{"seed":4,"stream_options":{"include_usage":true}}`,
+			[]edit{{path: []string{"seed"}}, {path: []string{"random_seed"}, value: []byte("4")}, {path: []string{"stream_options"}}},
+			`{"random_seed":4}`},
+	} {
+		got, err := editJSON([]byte(tc.doc), tc.edits)
+		if err != nil {
+			t.Errorf("editJSON(%s): %v", tc.doc, err)
+			continue
+		}
+		if string(got) != tc.want {
+			t.Errorf("editJSON(%s) = %s, want %s", tc.doc, got, tc.want)
+		}
+	}
+	for _, bad := range []string{``, `[]`, `{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{"a":1} x`, `{"a":"`} {
+		if got, err := editJSON([]byte(bad), []edit{{path: []string{"a"}}}); err == nil {
+			t.Errorf("editJSON(%q) = %s, want an error", bad, got)
+		}
+	}
+}
+
+// FuzzEditJSON checks that editing never panics, and that on valid JSON
+// objects deleting and setting a key does what decoding, editing and
+// encoding would.
+func FuzzEditJSON(f *testing.F) {
+	for _, s := range []string{`{"temperature":0,"model":"x"}`, `{"a":{"b":[1,2,{"c":"}"}]}}`, `{}`, `{"t":"\\"}`, `{"x":1e5,"y":null,"z":true}`} {
+		f.Add(s, "temperature", "0.5")
+	}
+	f.Fuzz(func(t *testing.T, doc, key, value string) {
+		var set []byte
+		if json.Valid([]byte(value)) {
+			set = []byte(value)
+		}
+		for _, e := range []edit{{path: []string{key}}, {path: []string{key}, value: set}} {
+			got, err := editJSON([]byte(doc), []edit{e})
+			var want map[string]any
+			if json.Unmarshal([]byte(doc), &want) != nil || err != nil || !plainKey(key) {
+				continue
+			}
+			if e.value == nil {
+				delete(want, key)
+			} else {
+				var v any
+				json.Unmarshal(e.value, &v)
+				want[key] = v
+			}
+			var have map[string]any
+			if err := json.Unmarshal(got, &have); err != nil {
+				t.Fatalf("editJSON(%s) = %s: not JSON: %v", doc, got, err)
+			}
+			if !reflect.DeepEqual(have, want) {
+				t.Fatalf("editJSON(%s, %+v) = %s, want %v", doc, e, got, want)
+			}
+		}
+	})
+}
+
+// plainKey reports whether key needs no escaping in JSON.
+func plainKey(key string) bool {
+	for _, c := range key {
+		if c < 0x20 || c == '"' || c == '\\' || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}

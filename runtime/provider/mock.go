@@ -1,0 +1,409 @@
+package provider
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+// MockConfig scripts the mock provider ("mock/NAME").
+//
+// For each call the mock answers with, in order of precedence: an
+// injected error (see ErrorRate); the first rule matching the last user
+// message; the next of Replies not yet used; else a default reply,
+// "mock reply to: " and the first 40 characters of the last user message,
+// followed by a hash of the whole request in brackets. Replies are used
+// once each, in order, per opened model; once they run out, the default
+// reply answers.
+//
+// In YAML, durations are strings such as "50ms"; in JSON, nanoseconds.
+type MockConfig struct {
+	// Replies are answered in order, one per call that no rule matches.
+	Replies []MockReply `json:"replies,omitempty" yaml:"replies,omitempty"`
+	// Rules answer calls whose last user message matches them.
+	Rules []MockRule `json:"rules,omitempty" yaml:"rules,omitempty"`
+	// Latency is how long each call takes; the call's context cuts it
+	// short.
+	Latency time.Duration `json:"latency,omitempty" yaml:"latency,omitempty"`
+	// ErrorRate is the fraction of calls, from 0 to 1, that fail with a
+	// server error (HTTP 500). Which calls fail is decided by a hash of
+	// Seed, the request and how many times that same request was made
+	// before, so a run is reproducible and a retried request may succeed.
+	ErrorRate float64 `json:"error_rate,omitempty" yaml:"error_rate,omitempty"`
+	// Seed changes the default replies and which calls ErrorRate fails.
+	Seed int64 `json:"seed,omitempty" yaml:"seed,omitempty"`
+}
+
+// MockReply is one scripted answer: text, tool calls, or an error.
+type MockReply struct {
+	Text      string         `json:"text,omitempty" yaml:"text,omitempty"`
+	ToolCalls []MockToolCall `json:"tool_calls,omitempty" yaml:"tool_calls,omitempty"`
+	// Error, when set, fails the call the way the provider would:
+	// "rate_limit" (HTTP 429), "server" (500), "overloaded" (529),
+	// "context_length" (400, context_length_exceeded), "auth" (401),
+	// "bad_request" (400) or "timeout".
+	Error string `json:"error,omitempty" yaml:"error,omitempty"`
+	// RetryAfter is the Retry-After of a "rate_limit" error.
+	RetryAfter time.Duration `json:"retry_after,omitempty" yaml:"retry_after,omitempty"`
+}
+
+// MockToolCall is a tool call in a scripted reply. Calls get the ids
+// "call_1", "call_2", ... in the order of the reply.
+type MockToolCall struct {
+	Name      string         `json:"name" yaml:"name"`
+	Arguments map[string]any `json:"arguments,omitempty" yaml:"arguments,omitempty"`
+}
+
+// MockRule answers calls whose last user message contains Match and
+// matches the regular expression Regex (either may be empty, not both).
+type MockRule struct {
+	Match string    `json:"match,omitempty" yaml:"match,omitempty"`
+	Regex string    `json:"regex,omitempty" yaml:"regex,omitempty"`
+	Reply MockReply `json:"reply" yaml:"reply"`
+}
+
+// mockErrors are the errors a reply can script, as the providers' HTTP
+// APIs report them.
+var mockErrors = map[string]struct {
+	status int
+	msg    string
+}{
+	"rate_limit":     {429, "Rate limit reached for requests (mock)"},
+	"server":         {500, "The server had an error while processing your request (mock)"},
+	"overloaded":     {529, "Overloaded (mock)"},
+	"context_length": {400, "This model's maximum context length is 128000 tokens; your messages are longer (context_length_exceeded, mock)"},
+	"auth":           {401, "Incorrect API key provided (mock)"},
+	"bad_request":    {400, "Invalid request (mock)"},
+	"timeout":        {},
+}
+
+// Mock is a deterministic, scriptable langchaingo llms.Model: opened as
+// "mock/NAME", it goes through the same Adapter as the real providers.
+// Its usage counts tokens with the contextmgr tokenizer: input is every
+// message, output the reply. It accepts tools (a reply may call them),
+// images (ignored) and streaming (the text arrives in a few chunks).
+// A Mock is safe for concurrent use.
+type Mock struct {
+	cfg   MockConfig
+	rules []mockRule
+	next  atomic.Int64 // index of the next scripted reply
+
+	mu   sync.Mutex
+	seen map[uint64]uint64 // times each request was made, for ErrorRate
+}
+
+type mockRule struct {
+	match string
+	re    *regexp.Regexp
+	reply MockReply
+}
+
+// NewMock returns a Mock scripted by cfg, or an error saying what in cfg
+// is wrong.
+func NewMock(cfg MockConfig) (*Mock, error) {
+	m := &Mock{cfg: cfg, seen: map[uint64]uint64{}}
+	if !(cfg.ErrorRate >= 0 && cfg.ErrorRate <= 1) {
+		return nil, fmt.Errorf("mock: error_rate %v is not between 0 and 1", cfg.ErrorRate)
+	}
+	if cfg.Latency < 0 {
+		return nil, fmt.Errorf("mock: latency %v is negative", cfg.Latency)
+	}
+	for i, r := range cfg.Replies {
+		if err := r.check(); err != nil {
+			return nil, fmt.Errorf("mock: replies[%d]: %w", i, err)
+		}
+	}
+	for i, r := range cfg.Rules {
+		if r.Match == "" && r.Regex == "" {
+			return nil, fmt.Errorf("mock: rules[%d]: set match or regex", i)
+		}
+		rule := mockRule{match: r.Match, reply: r.Reply}
+		if r.Regex != "" {
+			re, err := regexp.Compile(r.Regex)
+			if err != nil {
+				return nil, fmt.Errorf("mock: rules[%d]: regex: %w", i, err)
+			}
+			rule.re = re
+		}
+		if err := r.Reply.check(); err != nil {
+			return nil, fmt.Errorf("mock: rules[%d]: reply: %w", i, err)
+		}
+		m.rules = append(m.rules, rule)
+	}
+	return m, nil
+}
+
+func (r MockReply) check() error {
+	if r.Error != "" {
+		if _, ok := mockErrors[r.Error]; !ok {
+			names := make([]string, 0, len(mockErrors))
+			for name := range mockErrors {
+				names = append(names, name)
+			}
+			slices.Sort(names)
+			return fmt.Errorf("unknown error %q (want one of %s)", r.Error, strings.Join(names, ", "))
+		}
+	}
+	if r.RetryAfter < 0 {
+		return fmt.Errorf("retry_after %v is negative", r.RetryAfter)
+	}
+	for j, tc := range r.ToolCalls {
+		if tc.Name == "" {
+			return fmt.Errorf("tool_calls[%d]: no name", j)
+		}
+		if _, err := json.Marshal(tc.Arguments); err != nil {
+			return fmt.Errorf("tool_calls[%d]: arguments: %w", j, err)
+		}
+	}
+	return nil
+}
+
+// Call implements llms.Model.
+func (m *Mock) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
+}
+
+// GenerateContent implements llms.Model: it answers messages as
+// MockConfig describes.
+func (m *Mock) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	var opts llms.CallOptions
+	for _, o := range options {
+		o(&opts)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("mock: %w", err)
+	}
+	h := m.hash(messages, opts.Tools)
+	if m.cfg.Latency > 0 {
+		t := time.NewTimer(m.cfg.Latency)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("mock: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+	if m.cfg.ErrorRate > 0 && m.injectError(h) {
+		return nil, mockError(ctx, MockReply{Error: "server"})
+	}
+	last := lastUserText(messages)
+	reply, ok := m.scripted(last)
+	if !ok {
+		reply = MockReply{Text: m.defaultText(last, h)}
+	}
+	if reply.Error != "" {
+		return nil, mockError(ctx, reply)
+	}
+	if opts.StreamingFunc != nil && reply.Text != "" {
+		for _, chunk := range chunks(reply.Text, 4) {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("mock: %w", err)
+			}
+			if err := opts.StreamingFunc(ctx, []byte(chunk)); err != nil {
+				return nil, fmt.Errorf("mock: streaming func returned an error: %w", err)
+			}
+		}
+	}
+	return m.response(reply, messages), nil
+}
+
+// scripted picks the reply for a call whose last user message is last.
+func (m *Mock) scripted(last string) (MockReply, bool) {
+	for _, r := range m.rules {
+		if r.match != "" && !strings.Contains(last, r.match) {
+			continue
+		}
+		if r.re != nil && !r.re.MatchString(last) {
+			continue
+		}
+		return r.reply, true
+	}
+	if len(m.cfg.Replies) > 0 {
+		if i := m.next.Add(1) - 1; i < int64(len(m.cfg.Replies)) {
+			return m.cfg.Replies[i], true
+		}
+	}
+	return MockReply{}, false
+}
+
+// injectError decides whether this occurrence of request h fails.
+func (m *Mock) injectError(h uint64) bool {
+	m.mu.Lock()
+	n := m.seen[h]
+	m.seen[h] = n + 1
+	m.mu.Unlock()
+	f := fnv.New64a()
+	var b [24]byte
+	binary.LittleEndian.PutUint64(b[0:], uint64(m.cfg.Seed))
+	binary.LittleEndian.PutUint64(b[8:], h)
+	binary.LittleEndian.PutUint64(b[16:], n)
+	f.Write(b[:])
+	return float64(f.Sum64()>>11)/(1<<53) < m.cfg.ErrorRate
+}
+
+func (m *Mock) defaultText(last string, h uint64) string {
+	preview := last
+	if utf8.RuneCountInString(preview) > 40 {
+		preview = string([]rune(preview)[:40])
+	}
+	preview = strings.Join(strings.Fields(preview), " ")
+	return fmt.Sprintf("mock reply to: %s [%08x]", preview, uint32(h^h>>32))
+}
+
+// hash is a hash of the seed and everything the request sends.
+func (m *Mock) hash(messages []llms.MessageContent, tools []llms.Tool) uint64 {
+	f := fnv.New64a()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(m.cfg.Seed))
+	f.Write(b[:])
+	sep := []byte{0}
+	write := func(s string) {
+		f.Write([]byte(s))
+		f.Write(sep)
+	}
+	for _, mc := range messages {
+		write(string(mc.Role))
+		for _, p := range mc.Parts {
+			switch p := p.(type) {
+			case llms.TextContent:
+				write("t")
+				write(p.Text)
+			case llms.ImageURLContent:
+				write("i")
+				write(p.URL)
+			case llms.BinaryContent:
+				write("b")
+				f.Write(p.Data)
+			case llms.ToolCall:
+				write("c")
+				write(p.ID)
+				if p.FunctionCall != nil {
+					write(p.FunctionCall.Name)
+					write(p.FunctionCall.Arguments)
+				}
+			case llms.ToolCallResponse:
+				write("r")
+				write(p.ToolCallID)
+				write(p.Content)
+			}
+		}
+	}
+	for _, t := range tools {
+		if t.Function != nil {
+			write("f")
+			write(t.Function.Name)
+		}
+	}
+	return f.Sum64()
+}
+
+// response builds the langchaingo response for reply.
+func (m *Mock) response(reply MockReply, messages []llms.MessageContent) *llms.ContentResponse {
+	choice := &llms.ContentChoice{Content: reply.Text, StopReason: "stop"}
+	out := mockTokens(reply.Text)
+	for i, tc := range reply.ToolCalls {
+		args := []byte("{}")
+		if tc.Arguments != nil {
+			// Checked by NewMock; a map encodes with sorted keys.
+			args, _ = json.Marshal(tc.Arguments)
+		}
+		choice.ToolCalls = append(choice.ToolCalls, llms.ToolCall{
+			ID:           fmt.Sprintf("call_%d", i+1),
+			Type:         "function",
+			FunctionCall: &llms.FunctionCall{Name: tc.Name, Arguments: string(args)},
+		})
+		out += mockTokens(tc.Name) + mockTokens(string(args))
+	}
+	if len(choice.ToolCalls) > 0 {
+		choice.StopReason = "tool_calls"
+		choice.FuncCall = choice.ToolCalls[0].FunctionCall
+	}
+	in := 0
+	for _, mc := range messages {
+		in += mockMessageOverhead
+		for _, p := range mc.Parts {
+			switch p := p.(type) {
+			case llms.TextContent:
+				in += mockTokens(p.Text)
+			case llms.ToolCall:
+				if p.FunctionCall != nil {
+					in += mockTokens(p.FunctionCall.Name) + mockTokens(p.FunctionCall.Arguments)
+				}
+			case llms.ToolCallResponse:
+				in += mockTokens(p.Content)
+			}
+		}
+	}
+	choice.GenerationInfo = map[string]any{
+		"PromptTokens":     in,
+		"CompletionTokens": out,
+		"TotalTokens":      in + out,
+	}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}
+}
+
+// mockError fails a call as the provider's HTTP API would: through the
+// call's transport record (status and Retry-After) and an error in
+// langchaingo's words.
+func mockError(ctx context.Context, r MockReply) error {
+	if r.Error == "timeout" {
+		return fmt.Errorf("mock: request timeout: %w", context.DeadlineExceeded)
+	}
+	e, ok := mockErrors[r.Error]
+	if !ok {
+		return errors.New("mock: " + r.Error)
+	}
+	if st := callStateFrom(ctx); st != nil {
+		st.mu.Lock()
+		st.status, st.retry = e.status, r.RetryAfter
+		st.mu.Unlock()
+	}
+	return fmt.Errorf("API returned unexpected status code: %d: %s", e.status, e.msg)
+}
+
+// lastUserText is the text of the last user message.
+func lastUserText(messages []llms.MessageContent) string {
+	for i := len(messages) - 1; i >= 0; i-- {
+		if messages[i].Role != llms.ChatMessageTypeHuman {
+			continue
+		}
+		var b strings.Builder
+		for _, p := range messages[i].Parts {
+			if t, ok := p.(llms.TextContent); ok {
+				if b.Len() > 0 {
+					b.WriteByte('\n')
+				}
+				b.WriteString(t.Text)
+			}
+		}
+		return b.String()
+	}
+	return ""
+}
+
+// chunks splits s into at most n pieces on rune boundaries.
+func chunks(s string, n int) []string {
+	size := (len(s) + n - 1) / n
+	var out []string
+	for len(s) > 0 {
+		end := min(size, len(s))
+		for end < len(s) && !utf8.RuneStart(s[end]) {
+			end++
+		}
+		out = append(out, s[:end])
+		s = s[end:]
+	}
+	return out
+}

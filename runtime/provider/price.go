@@ -1,0 +1,125 @@
+package provider
+
+import (
+	"maps"
+	"strings"
+
+	"github.com/lllm-go/lllm/dialog"
+)
+
+// Price is what a model's tokens cost, in US dollars per million tokens.
+type Price struct {
+	// Input is the price of prompt tokens not served from a cache.
+	Input float64 `json:"input" yaml:"input"`
+	// CachedInput is the price of prompt tokens served from the provider's
+	// prompt cache. Zero means no discount: cached tokens cost Input.
+	CachedInput float64 `json:"cached_input,omitempty" yaml:"cached_input,omitempty"`
+	// Output is the price of generated tokens, reasoning tokens included.
+	Output float64 `json:"output" yaml:"output"`
+}
+
+// defaultPrices are list prices for the standard (not batch, not
+// priority) tier, as of November 2025, in USD per million tokens. Check
+// the providers' pages before trusting a bill to them; override entries
+// with Config.Prices.
+//
+// Caveats: Anthropic's cache writes cost 1.25x input but are priced here
+// at Input; Gemini 2.5 Pro's prices are those for prompts up to 200k
+// tokens.
+var defaultPrices = map[string]Price{
+	// OpenAI
+	"gpt-4o":       {Input: 2.50, CachedInput: 1.25, Output: 10.00},
+	"gpt-4o-mini":  {Input: 0.15, CachedInput: 0.075, Output: 0.60},
+	"gpt-4.1":      {Input: 2.00, CachedInput: 0.50, Output: 8.00},
+	"gpt-4.1-mini": {Input: 0.40, CachedInput: 0.10, Output: 1.60},
+	"gpt-4.1-nano": {Input: 0.10, CachedInput: 0.025, Output: 0.40},
+	"gpt-5":        {Input: 1.25, CachedInput: 0.125, Output: 10.00},
+	"gpt-5-mini":   {Input: 0.25, CachedInput: 0.025, Output: 2.00},
+	"gpt-5-nano":   {Input: 0.05, CachedInput: 0.005, Output: 0.40},
+	"gpt-5.1":      {Input: 1.25, CachedInput: 0.125, Output: 10.00},
+	"o1":           {Input: 15.00, CachedInput: 7.50, Output: 60.00},
+	"o1-mini":      {Input: 1.10, CachedInput: 0.55, Output: 4.40},
+	"o3":           {Input: 2.00, CachedInput: 0.50, Output: 8.00},
+	"o3-mini":      {Input: 1.10, CachedInput: 0.55, Output: 4.40},
+	"o4-mini":      {Input: 1.10, CachedInput: 0.275, Output: 4.40},
+
+	// Anthropic (cached input = cache reads)
+	"claude-opus-4":     {Input: 15.00, CachedInput: 1.50, Output: 75.00},
+	"claude-opus-4-0":   {Input: 15.00, CachedInput: 1.50, Output: 75.00},
+	"claude-opus-4-1":   {Input: 15.00, CachedInput: 1.50, Output: 75.00},
+	"claude-opus-4-5":   {Input: 5.00, CachedInput: 0.50, Output: 25.00},
+	"claude-sonnet-4":   {Input: 3.00, CachedInput: 0.30, Output: 15.00},
+	"claude-sonnet-4-0": {Input: 3.00, CachedInput: 0.30, Output: 15.00},
+	"claude-sonnet-4-5": {Input: 3.00, CachedInput: 0.30, Output: 15.00},
+	"claude-haiku-4-5":  {Input: 1.00, CachedInput: 0.10, Output: 5.00},
+	"claude-3-7-sonnet": {Input: 3.00, CachedInput: 0.30, Output: 15.00},
+	"claude-3-5-haiku":  {Input: 0.80, CachedInput: 0.08, Output: 4.00},
+
+	// Google
+	"gemini-2.0-flash":      {Input: 0.10, CachedInput: 0.025, Output: 0.40},
+	"gemini-2.0-flash-lite": {Input: 0.075, Output: 0.30},
+	"gemini-2.5-flash":      {Input: 0.30, CachedInput: 0.03, Output: 2.50},
+	"gemini-2.5-flash-lite": {Input: 0.10, CachedInput: 0.01, Output: 0.40},
+	"gemini-2.5-pro":        {Input: 1.25, CachedInput: 0.125, Output: 10.00},
+
+	// Mistral
+	"mistral-large-latest":  {Input: 2.00, Output: 6.00},
+	"mistral-medium-latest": {Input: 0.40, Output: 2.00},
+	"mistral-small-latest":  {Input: 0.10, Output: 0.30},
+}
+
+// DefaultPrices returns a copy of the built-in price table, keyed by the
+// provider's model name without the "provider/" prefix. The prices are
+// list prices as of November 2025.
+func DefaultPrices() map[string]Price { return maps.Clone(defaultPrices) }
+
+// Cost is what usage u of model cost in US dollars: cached input tokens at
+// the cached price, the rest of the input at the input price, and output
+// (reasoning included) at the output price. model may carry a "provider/"
+// prefix. Its price is looked up in prices, then in the built-in table;
+// in each, an exact name wins, then the longest name that model extends
+// with a '-' (so a dated snapshot like "gpt-4o-2024-08-06" costs what
+// "gpt-4o" costs). An unknown model costs 0.
+func Cost(model string, u dialog.Usage, prices map[string]Price) float64 {
+	p, ok := lookupPrice(model, prices)
+	if !ok {
+		return 0
+	}
+	return p.cost(u)
+}
+
+func (p Price) cost(u dialog.Usage) float64 {
+	cached := min(max(u.CachedInputTokens, 0), max(u.InputTokens, 0))
+	fresh := max(u.InputTokens, 0) - cached
+	cachedPrice := p.CachedInput
+	if cachedPrice == 0 {
+		cachedPrice = p.Input
+	}
+	return (float64(fresh)*p.Input + float64(cached)*cachedPrice + float64(max(u.OutputTokens, 0))*p.Output) / 1e6
+}
+
+// lookupPrice finds model's price in prices, then in the built-in table.
+func lookupPrice(model string, prices map[string]Price) (Price, bool) {
+	bare := model
+	if _, m, ok := strings.Cut(model, "/"); ok {
+		bare = m
+	}
+	for _, table := range []map[string]Price{prices, defaultPrices} {
+		if p, ok := table[model]; ok {
+			return p, true
+		}
+		if p, ok := table[bare]; ok {
+			return p, true
+		}
+		best := ""
+		for name := range table {
+			if len(name) > len(best) && strings.HasPrefix(bare, name+"-") {
+				best = name
+			}
+		}
+		if best != "" {
+			return table[best], true
+		}
+	}
+	return Price{}, false
+}

@@ -1,0 +1,142 @@
+// Package provider is how lllm-go calls models: one small interface, Model,
+// with adapters over langchaingo for the real providers and a deterministic
+// mock, plus typed requests, responses, errors and prices.
+package provider
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lllm-go/lllm/dialog"
+)
+
+// Model is one model of one provider, ready to be called. Implementations
+// are safe for concurrent use.
+type Model interface {
+	// Generate sends req and returns the model's reply, or an *Error.
+	Generate(ctx context.Context, req *Request) (*Response, error)
+}
+
+// Params are the sampling options of a request. A nil field is unset and
+// is not sent to the provider.
+type Params struct {
+	Temperature *float64 `json:"temperature,omitempty"`
+	TopP        *float64 `json:"top_p,omitempty"`
+	TopK        *int     `json:"top_k,omitempty"`
+	MaxTokens   *int     `json:"max_tokens,omitempty"`
+	Stop        []string `json:"stop,omitempty"`
+	Seed        *int     `json:"seed,omitempty"`
+}
+
+// Chunk is a piece of a streamed reply.
+type Chunk struct {
+	Text string
+}
+
+// Request is one call to a model.
+type Request struct {
+	// Model is the provider's model name, without the "provider/" prefix.
+	Model    string
+	Messages []*dialog.Message
+	Tools    []*dialog.Function
+	// Format is the JSON schema the reply must follow; nil for free text.
+	Format json.RawMessage
+	Params Params
+	// Stream, when set, receives the reply's text as it arrives. An error
+	// from it cancels the call.
+	Stream func(ctx context.Context, c Chunk) error
+}
+
+// Digest is a hash of everything the request sends: model, messages, tool
+// declarations, format and params. Equal requests have equal digests.
+func (r *Request) Digest() string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	// Encoding our own types cannot fail; a failure would only weaken the
+	// digest, never break a call.
+	_ = enc.Encode(struct {
+		Model    string             `json:"model"`
+		Messages []*dialog.Message  `json:"messages"`
+		Tools    []*dialog.Function `json:"tools,omitempty"`
+		Format   json.RawMessage    `json:"format,omitempty"`
+		Params   Params             `json:"params"`
+	}{r.Model, r.Messages, r.Tools, r.Format, r.Params})
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// Response is a model's reply, carrying what it answered and what it cost.
+type Response struct {
+	// Message is the reply: role assistant (or tool_call when it only
+	// requests tool calls), with its usage, cost and model filled in.
+	Message dialog.Message
+	// FinishReason is the provider's reason for stopping, if it gave one.
+	FinishReason string
+	Latency      time.Duration
+}
+
+// ErrorKind classifies a failed call.
+type ErrorKind string
+
+// The kinds of failure a provider call can have.
+const (
+	ErrRateLimit     ErrorKind = "rate_limit"
+	ErrContextLength ErrorKind = "context_length"
+	ErrAuth          ErrorKind = "auth"
+	ErrTimeout       ErrorKind = "timeout"
+	ErrServer        ErrorKind = "server"
+	ErrBadRequest    ErrorKind = "bad_request"
+	ErrCancelled     ErrorKind = "cancelled"
+	ErrOther         ErrorKind = "other"
+)
+
+// Error is a classified provider failure.
+type Error struct {
+	Kind     ErrorKind
+	Provider string
+	Status   int           // HTTP status, 0 when there was none
+	Retry    time.Duration // the provider's Retry-After, 0 when it gave none
+	Err      error
+}
+
+func (e *Error) Error() string {
+	s := e.Provider + ": " + string(e.Kind)
+	if e.Status != 0 {
+		s += fmt.Sprintf(" (HTTP %d)", e.Status)
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Retryable reports whether trying again later may succeed: rate limits,
+// timeouts and server errors.
+func (e *Error) Retryable() bool {
+	switch e.Kind {
+	case ErrRateLimit, ErrTimeout, ErrServer:
+		return true
+	}
+	return false
+}
+
+// AsError returns err's *Error, or wraps err as ErrOther for provider p.
+func AsError(p string, err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	if errors.Is(err, context.Canceled) {
+		return &Error{Kind: ErrCancelled, Provider: p, Err: err}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Kind: ErrTimeout, Provider: p, Err: err}
+	}
+	return &Error{Kind: ErrOther, Provider: p, Err: err}
+}

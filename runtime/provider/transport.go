@@ -1,0 +1,178 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// callState carries one model call's wire edits down to the HTTP transport
+// and brings back what the transport saw: langchaingo turns HTTP failures
+// into plain strings and drops the headers, so the adapter learns the
+// status and Retry-After from here.
+type callState struct {
+	edits []edit // applied to the JSON request body
+
+	mu     sync.Mutex
+	status int           // the last response's HTTP status
+	retry  time.Duration // the last response's Retry-After
+}
+
+type callStateKey struct{}
+
+func withCallState(ctx context.Context, st *callState) context.Context {
+	return context.WithValue(ctx, callStateKey{}, st)
+}
+
+func callStateFrom(ctx context.Context) *callState {
+	st, _ := ctx.Value(callStateKey{}).(*callState)
+	return st
+}
+
+// record notes a response's status and Retry-After.
+func (st *callState) record(status int, h http.Header) {
+	retry, _ := retryAfter(h, time.Now())
+	st.mu.Lock()
+	st.status, st.retry = status, retry
+	st.mu.Unlock()
+}
+
+func (st *callState) result() (status int, retry time.Duration) {
+	if st == nil {
+		return 0, 0
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.status, st.retry
+}
+
+// transport is the http.RoundTripper under every client Open builds. For a
+// request made inside an adapter call it applies the call's body edits and
+// records the response's status and Retry-After; other requests pass
+// through unchanged. It never retries.
+type transport struct {
+	base http.RoundTripper
+	// header is set on every request that lacks it (googleai's API key,
+	// which the Google client drops when given an HTTP client).
+	header http.Header
+	// fail503 turns a 503 response into a transport error, so that a
+	// client with built-in retries on 503 (googleai's gax) returns at once;
+	// the status is recorded all the same.
+	fail503 bool
+}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	st := callStateFrom(req.Context())
+	copied := false
+	if st != nil && len(st.edits) > 0 && req.Body != nil && req.Body != http.NoBody {
+		body, err := readBody(req)
+		if err != nil {
+			return nil, fmt.Errorf("provider: reading the request body: %w", err)
+		}
+		if body, err = editJSON(body, st.edits); err != nil {
+			return nil, fmt.Errorf("provider: editing the request body: %w", err)
+		}
+		// A shallow copy, as Request.WithContext makes: the caller's
+		// request is not changed.
+		r := *req
+		req, copied = &r, true
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.ContentLength = int64(len(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	if len(t.header) > 0 {
+		h := req.Header.Clone()
+		if h == nil {
+			h = http.Header{}
+		}
+		for k, vs := range t.header {
+			if h.Get(k) == "" {
+				h[k] = vs
+			}
+		}
+		if !copied {
+			r := *req
+			req = &r
+		}
+		req.Header = h
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if st != nil {
+		st.record(resp.StatusCode, resp.Header)
+	}
+	if t.fail503 && resp.StatusCode == http.StatusServiceUnavailable {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		resp.Body.Close()
+		return nil, fmt.Errorf("HTTP Error 503: %s", bytes.TrimSpace(msg))
+	}
+	return resp, nil
+}
+
+// readBody reads and closes req's body, in one allocation when its length
+// is known.
+func readBody(req *http.Request) ([]byte, error) {
+	defer req.Body.Close()
+	if n := req.ContentLength; n > 0 && n < 1<<30 {
+		body := make([]byte, n)
+		if _, err := io.ReadFull(req.Body, body); err != nil {
+			return nil, err
+		}
+		return body, nil
+	}
+	return io.ReadAll(req.Body)
+}
+
+// wrapClient returns a copy of c (or of a zero client) whose transport is
+// t over c's transport.
+func wrapClient(c *http.Client, t *transport) *http.Client {
+	var out http.Client
+	if c != nil {
+		out = *c
+	}
+	t.base = out.Transport
+	if t.base == nil {
+		t.base = http.DefaultTransport
+	}
+	out.Transport = t
+	return &out
+}
+
+// retryAfter reads how long a response asks the client to wait: the
+// retry-after-ms header (milliseconds), else Retry-After in seconds or as
+// an HTTP date. A date in the past is zero.
+func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms <= 1e12 {
+			return time.Duration(ms * float64(time.Millisecond)), true
+		}
+	}
+	return parseRetryAfter(h.Get("Retry-After"), now)
+}
+
+// parseRetryAfter parses a Retry-After value: seconds (possibly
+// fractional) or an HTTP date.
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if !(s >= 0 && s <= 1e9) { // also rejects NaN
+			return 0, false
+		}
+		return time.Duration(s * float64(time.Second)), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
+}

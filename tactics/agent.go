@@ -1,0 +1,546 @@
+package tactics
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lllm-go/lllm/contextmgr"
+	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/logs"
+	"github.com/lllm-go/lllm/runtime/provider"
+)
+
+// Log is where an agent records its run: every dialog change, model call,
+// tool call and context-manager action. A *logs.Writer is one.
+type Log interface {
+	dialog.Sink
+	Write(*logs.Record) error
+}
+
+// Limits bound an agent's call loop.
+type Limits struct {
+	// MaxExceptionRetry is how many times a reply that fails to parse is
+	// answered with the exception prompt, per Respond; so a Respond makes at
+	// most MaxExceptionRetry+1 attempts.
+	MaxExceptionRetry int
+	// MaxInterruptSteps is how many rounds of tool calls a Respond runs
+	// before it sends the final prompt, which offers no tools. Zero offers
+	// no tools at all. (The reference documented 0 as unlimited but behaved
+	// as 1; an unbounded tool loop is never what a run wants.)
+	MaxInterruptSteps int
+	// MaxRetries is how many times one model call is retried after a
+	// rate limit, timeout or server error, with exponential backoff and
+	// jitter, honouring the provider's Retry-After.
+	MaxRetries int
+	// MaxLLMRecall is how many times a model call that failed in any other
+	// way (bad request, unknown error) is tried again, at once.
+	MaxLLMRecall int
+	// BackoffBase and BackoffMax shape the wait before retry n: a random
+	// duration in [d/2, d] with d = min(BackoffMax, BackoffBase * 2^(n-1)),
+	// or the provider's Retry-After if that is longer.
+	BackoffBase, BackoffMax time.Duration
+}
+
+// DefaultLimits are the reference framework's defaults, with bounded retries.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxExceptionRetry: 3,
+		MaxInterruptSteps: 5,
+		MaxRetries:        5,
+		BackoffBase:       time.Second,
+		BackoffMax:        time.Minute,
+	}
+}
+
+// Agent is a model with a system prompt, talking through aliased dialogs.
+// Build one as a struct literal; an Agent must not be copied after first
+// use. Its methods are safe for concurrent use, though one goroutine per
+// agent is the usual pattern.
+type Agent struct {
+	Name string
+	// System is the system prompt that opens every dialog.
+	System *dialog.Prompt
+	// Model is the provider model to call, and ModelName its full name
+	// ("provider/model"), used for tokens and the log.
+	Model     provider.Model
+	ModelName string
+	// Params are the sampling options of every call.
+	Params provider.Params
+	Limits Limits
+	// Context shapes each working copy before a call; nil sends it whole.
+	// ContextName names it in the log.
+	Context     contextmgr.Manager
+	ContextName string
+	// Tokens counts tokens for the context manager; nil uses a new one.
+	Tokens *contextmgr.Tokenizer
+	// Log records the agent's work; nil records nothing.
+	Log Log
+
+	mu      sync.Mutex
+	dialogs map[string]*dialog.Dialog
+	current string
+	calls   int // model invocations so far, numbering model_call records
+}
+
+// Open starts a dialog under alias, seeded with the system prompt rendered
+// with args, and makes it current. A duplicate alias is an error.
+func (a *Agent) Open(alias string, args map[string]any) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, dup := a.dialogs[alias]; dup {
+		return fmt.Errorf("agent %s: dialog %q is already open", a.Name, alias)
+	}
+	opts := []dialog.Option{dialog.WithAlias(alias)}
+	if a.Log != nil {
+		opts = append(opts, dialog.WithSink(a.Log))
+	}
+	d, err := dialog.New(a.Name, opts...)
+	if err != nil {
+		return fmt.Errorf("agent %s: %w", a.Name, err)
+	}
+	if a.System != nil {
+		if _, err := d.PutPrompt(a.System, args, dialog.AsRole(dialog.RoleSystem), dialog.From("system")); err != nil {
+			return fmt.Errorf("agent %s: system prompt: %w", a.Name, err)
+		}
+	}
+	if a.dialogs == nil {
+		a.dialogs = map[string]*dialog.Dialog{}
+	}
+	a.dialogs[alias], a.current = d, alias
+	return nil
+}
+
+// Fork forks the dialog alias into child (Dialog.Fork's rules for lastN
+// and firstK), and makes child current when switchTo is set.
+func (a *Agent) Fork(alias, child string, lastN, firstK int, switchTo bool) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	d, err := a.lookup(alias)
+	if err != nil {
+		return err
+	}
+	if _, dup := a.dialogs[child]; dup {
+		return fmt.Errorf("agent %s: dialog %q is already open", a.Name, child)
+	}
+	c, err := d.Fork(lastN, firstK, dialog.WithAlias(child))
+	if err != nil {
+		return fmt.Errorf("agent %s: %w", a.Name, err)
+	}
+	a.dialogs[child] = c
+	if switchTo {
+		a.current = child
+	}
+	return nil
+}
+
+// Switch makes the dialog alias current.
+func (a *Agent) Switch(alias string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, err := a.lookup(alias); err != nil {
+		return err
+	}
+	a.current = alias
+	return nil
+}
+
+// Close forgets the dialog alias; it stays in the log.
+func (a *Agent) Close(alias string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, err := a.lookup(alias); err != nil {
+		return err
+	}
+	delete(a.dialogs, alias)
+	if a.current == alias {
+		a.current = ""
+	}
+	return nil
+}
+
+// Dialog returns the dialog alias, or the current one when alias is "".
+func (a *Agent) Dialog(alias string) (*dialog.Dialog, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lookup(alias)
+}
+
+func (a *Agent) lookup(alias string) (*dialog.Dialog, error) {
+	if alias == "" {
+		alias = a.current
+		if alias == "" {
+			return nil, fmt.Errorf("agent %s: no current dialog: Open one first", a.Name)
+		}
+	}
+	d, ok := a.dialogs[alias]
+	if !ok {
+		names := make([]string, 0, len(a.dialogs))
+		for n := range a.dialogs {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return nil, fmt.Errorf("agent %s: no dialog %q (open: %s)", a.Name, alias, strings.Join(names, ", "))
+	}
+	return d, nil
+}
+
+// Receive appends text from a user (or another agent, with dialog.From) to
+// the current dialog. The prompt governing the dialog, with its tools and
+// parser, stays in force.
+func (a *Agent) Receive(text string, opts ...dialog.PutOption) error {
+	d, err := a.Dialog("")
+	if err != nil {
+		return err
+	}
+	_, err = d.PutText(text, opts...)
+	return err
+}
+
+// ReceivePrompt renders p with args into the current dialog; p then governs
+// the next reply.
+func (a *Agent) ReceivePrompt(p *dialog.Prompt, args map[string]any, opts ...dialog.PutOption) error {
+	d, err := a.Dialog("")
+	if err != nil {
+		return err
+	}
+	_, err = d.PutPrompt(p, args, opts...)
+	return err
+}
+
+// ReceiveImage appends an image with a caption to the current dialog.
+func (a *Agent) ReceiveImage(src dialog.ImageSource, caption string, opts ...dialog.PutOption) error {
+	d, err := a.Dialog("")
+	if err != nil {
+		return err
+	}
+	_, err = d.PutImage(src, caption, opts...)
+	return err
+}
+
+// Session is what one Respond did.
+type Session struct {
+	Agent  string
+	Dialog string // the canonical dialog's id
+	// Attempts are the working dialogs, one per parse attempt, in order;
+	// all but the last failed to parse when State is not "ok".
+	Attempts []string
+	// Calls are the model invocations, retries included.
+	Calls     []Call
+	ToolCalls []dialog.FunctionCall
+	Cost      dialog.Cost
+	// State is "ok", "parse_failed" or "error".
+	State string
+}
+
+// Call is one model invocation of a Session.
+type Call struct {
+	Dialog  string // the working dialog
+	Attempt int    // 1 for the first try of this request
+	Digest  string
+	Usage   dialog.Usage
+	USD     float64
+	Latency time.Duration
+	Err     error
+}
+
+// Respond asks the model for the next turn of the current dialog, running
+// the call loop: each attempt works on a fork of the dialog that the
+// context manager shapes; tool calls are run and answered for up to
+// MaxInterruptSteps rounds; a reply that fails to parse is answered with the
+// exception prompt, up to MaxExceptionRetry times. Only the final, parsed
+// reply is appended to the dialog; every attempt stays in the tree and the
+// log.
+func (a *Agent) Respond(ctx context.Context) (*dialog.Message, *Session, error) {
+	canon, err := a.Dialog("")
+	if err != nil {
+		return nil, nil, err
+	}
+	s := &Session{Agent: a.Name, Dialog: canon.ID()}
+	reply, err := a.respond(ctx, canon, s)
+	switch {
+	case err == nil:
+		s.State = "ok"
+	case errors.As(err, new(*dialog.ParseError)):
+		s.State = "parse_failed"
+	default:
+		s.State = "error"
+	}
+	if err != nil {
+		return nil, s, fmt.Errorf("agent %s: %w", a.Name, err)
+	}
+	return reply, s, nil
+}
+
+func (a *Agent) respond(ctx context.Context, canon *dialog.Dialog, s *Session) (*dialog.Message, error) {
+	gov := canon.TopPrompt()
+	alias := canon.Alias()
+	work, err := canon.Fork(0, 0, dialog.WithAlias(fmt.Sprintf("%s#1", alias)))
+	if err != nil {
+		return nil, err
+	}
+	s.Attempts = append(s.Attempts, work.ID())
+	seen := map[string]string{} // name+args -> result, for repeated calls
+	rounds := 0
+	for exceptions := 0; ; {
+		tools := gov != nil && len(gov.Functions) > 0 && a.Limits.MaxInterruptSteps > 0
+		reply, err := a.invoke(ctx, work, gov, tools, s)
+		if err != nil {
+			return nil, err
+		}
+		if reply.IsFunctionCall() && tools {
+			if err := a.runTools(ctx, work, gov, reply, seen, s); err != nil {
+				return nil, err
+			}
+			if rounds++; rounds >= a.Limits.MaxInterruptSteps {
+				gov = gov.InterruptFinalPrompt()
+				if _, err := work.PutPrompt(gov, nil); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		perr := parseReply(gov, reply)
+		if perr == nil {
+			stored, err := canon.Append(*reply)
+			if err != nil {
+				return nil, err
+			}
+			return stored, nil
+		}
+		var pe *dialog.ParseError
+		if !errors.As(perr, &pe) || exceptions >= a.Limits.MaxExceptionRetry {
+			return nil, perr
+		}
+		// Retry on a fork of the failed attempt, so it stays a branch.
+		exceptions++
+		if work, err = work.Fork(0, 0, dialog.WithAlias(fmt.Sprintf("%s#%d", alias, exceptions+1))); err != nil {
+			return nil, err
+		}
+		s.Attempts = append(s.Attempts, work.ID())
+		gov = gov.ExceptionPrompt()
+		if _, err := work.PutPrompt(gov, map[string]any{"error_message": perr.Error()}); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// parseReply parses reply with the governing prompt's parser, storing the
+// result in reply.Parsed.
+func parseReply(gov *dialog.Prompt, reply *dialog.Message) error {
+	if gov == nil {
+		return nil
+	}
+	parser := gov.Parser
+	if parser == nil && gov.Format != nil {
+		parser = dialog.JSONParser{}
+	}
+	if parser == nil {
+		return nil
+	}
+	v, err := parser.Parse(reply.Text())
+	if err != nil {
+		return err
+	}
+	if reply.Parsed, err = json.Marshal(v); err != nil {
+		return fmt.Errorf("encoding parsed output: %w", err)
+	}
+	return nil
+}
+
+// invoke sends the working dialog to the model, retrying as Limits allow,
+// appends the reply to it and returns the stored reply.
+func (a *Agent) invoke(ctx context.Context, work *dialog.Dialog, gov *dialog.Prompt, tools bool, s *Session) (*dialog.Message, error) {
+	msgs, err := a.fit(ctx, work)
+	if err != nil {
+		return nil, err
+	}
+	req := &provider.Request{Model: a.ModelName, Messages: msgs, Params: a.Params}
+	if gov != nil {
+		req.Format = gov.Format
+		if tools {
+			req.Tools = gov.Functions
+		}
+	}
+	digest := req.Digest()
+	a.mu.Lock()
+	a.calls++
+	call := a.calls
+	a.mu.Unlock()
+
+	recalls := 0
+	for attempt := 1; ; attempt++ {
+		start := time.Now()
+		resp, err := a.Model.Generate(ctx, req)
+		latency := time.Since(start)
+		rec := &logs.ModelCall{Agent: a.Name, Model: a.ModelName, Call: call, Attempt: attempt,
+			RequestDigest: digest, Params: paramsJSON(a.Params), LatencyMS: ms(latency)}
+		c := Call{Dialog: work.ID(), Attempt: attempt, Digest: digest, Latency: latency, Err: err}
+		if err == nil {
+			resp.Message.Name = a.Name
+			reply, aerr := work.Append(resp.Message)
+			if aerr != nil {
+				return nil, aerr
+			}
+			rec.Reply = &logs.MessageRef{Dialog: work.ID(), Index: work.Len() - 1}
+			rec.Usage, rec.USD = reply.Usage, reply.USD
+			c.Usage, c.USD = reply.Usage, reply.USD
+			s.Calls = append(s.Calls, c)
+			s.Cost = s.Cost.Add(reply.Cost())
+			if err := a.write(&logs.Record{Kind: logs.KindModelCall, Dialog: work.ID(), ModelCall: rec}); err != nil {
+				return nil, err
+			}
+			// The parser fills Parsed on the caller's copy, not the shared one.
+			out := *reply
+			return &out, nil
+		}
+		pe := provider.AsError(a.ModelName, err)
+		rec.Error = &logs.CallError{Type: string(pe.Kind), Message: err.Error(), Status: pe.Status, RetryAfterMS: ms(pe.Retry)}
+		s.Calls = append(s.Calls, c)
+		if werr := a.write(&logs.Record{Kind: logs.KindModelCall, Dialog: work.ID(), ModelCall: rec}); werr != nil {
+			return nil, werr
+		}
+		switch {
+		case pe.Kind == provider.ErrCancelled || ctx.Err() != nil:
+			return nil, err
+		case pe.Retryable() && attempt <= a.Limits.MaxRetries:
+			if err := sleep(ctx, a.backoff(attempt, pe.Retry)); err != nil {
+				return nil, err
+			}
+		case !pe.Retryable() && recalls < a.Limits.MaxLLMRecall:
+			recalls++
+		default:
+			return nil, err
+		}
+	}
+}
+
+// backoff is the wait before retry n (1-based).
+func (a *Agent) backoff(n int, retryAfter time.Duration) time.Duration {
+	base, most := a.Limits.BackoffBase, a.Limits.BackoffMax
+	if base <= 0 {
+		base = time.Second
+	}
+	if most < base {
+		most = base
+	}
+	d := base << min(n-1, 30)
+	if d <= 0 || d > most {
+		d = most
+	}
+	d = d/2 + rand.N(d/2+1)
+	return max(d, retryAfter)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// fit passes the working copy through the context manager and logs what
+// it did.
+func (a *Agent) fit(ctx context.Context, work *dialog.Dialog) ([]*dialog.Message, error) {
+	msgs := work.Messages()
+	if a.Context == nil {
+		return msgs, nil
+	}
+	a.mu.Lock()
+	if a.Tokens == nil {
+		a.Tokens = contextmgr.NewTokenizer()
+	}
+	tok := a.Tokens
+	a.mu.Unlock()
+	res, err := a.Context.Fit(ctx, contextmgr.Input{Model: a.ModelName, Messages: msgs, Tokens: tok})
+	if err != nil {
+		return nil, fmt.Errorf("context manager %s: %w", a.ContextName, err)
+	}
+	act := &logs.ContextAction{Agent: a.Name, Manager: a.ContextName, Action: res.Action,
+		MessagesBefore: len(msgs), MessagesAfter: len(res.Messages),
+		TokensBefore: res.TokensBefore, TokensAfter: res.TokensAfter, Note: res.Note}
+	if err := a.write(&logs.Record{Kind: logs.KindContext, Dialog: work.ID(), Context: act}); err != nil {
+		return nil, err
+	}
+	return res.Messages, nil
+}
+
+// runTools runs the tool calls of reply and appends their results to work
+// as tool messages, one per call, rendered with the interrupt prompt.
+func (a *Agent) runTools(ctx context.Context, work *dialog.Dialog, gov *dialog.Prompt, reply *dialog.Message, seen map[string]string, s *Session) error {
+	fns := map[string]*dialog.Function{}
+	for _, f := range gov.Functions {
+		fns[f.Name] = f
+	}
+	interrupt := gov.InterruptPrompt()
+	for _, fc := range reply.FunctionCalls {
+		start := time.Now()
+		key := fc.Name + "\x00" + compactJSON(fc.Arguments)
+		rec := &logs.ToolCall{Agent: a.Name, CallID: fc.ID, Name: fc.Name, Arguments: fc.Arguments}
+		var done dialog.FunctionCall
+		switch prev, repeated := seen[key]; {
+		case repeated:
+			done = fc
+			done.Result = "You already called " + fc.Name + " with these arguments. The result was:\n" + prev
+			rec.Repeated = true
+		case fns[fc.Name] == nil:
+			done = fc
+			done.Error = "unknown function " + fc.Name
+			done.Result = "Error: " + done.Error
+		default:
+			done = fns[fc.Name].Call(ctx, fc)
+			seen[key] = done.Result
+		}
+		rec.Result, rec.Error, rec.LatencyMS = done.Result, done.Error, ms(time.Since(start))
+		s.ToolCalls = append(s.ToolCalls, done)
+		if err := a.write(&logs.Record{Kind: logs.KindToolCall, Dialog: work.ID(), ToolCall: rec}); err != nil {
+			return err
+		}
+		text, err := interrupt.Render(map[string]any{"call_results": done.Result})
+		if err != nil {
+			return err
+		}
+		msg := dialog.Message{Role: dialog.RoleTool, Name: fc.Name, ToolCallID: fc.ID, Content: text,
+			Modality: dialog.ModalityText, FunctionCalls: []dialog.FunctionCall{done}}
+		if _, err := work.Append(msg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *Agent) write(rec *logs.Record) error {
+	if a.Log == nil {
+		return nil
+	}
+	return a.Log.Write(rec)
+}
+
+func compactJSON(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, _ := json.Marshal(v) // maps marshal with sorted keys: a canonical form
+	return string(b)
+}
+
+func paramsJSON(p provider.Params) json.RawMessage {
+	b, err := json.Marshal(p)
+	if err != nil || string(b) == "{}" {
+		return nil
+	}
+	return b
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }

@@ -1,0 +1,288 @@
+package tactics
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/logs"
+	"github.com/lllm-go/lllm/runtime/provider"
+)
+
+// script is a provider.Model that answers from a list and records requests.
+type script struct {
+	mu      sync.Mutex
+	replies []any // dialog.Message or error
+	reqs    []*provider.Request
+}
+
+func (s *script) Generate(_ context.Context, req *provider.Request) (*provider.Response, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reqs = append(s.reqs, req)
+	if len(s.replies) == 0 {
+		return nil, errors.New("script exhausted")
+	}
+	r := s.replies[0]
+	s.replies = s.replies[1:]
+	if err, ok := r.(error); ok {
+		return nil, err
+	}
+	m := r.(dialog.Message)
+	if m.Role == "" {
+		m.Role = dialog.RoleAssistant
+	}
+	m.Usage = dialog.Usage{InputTokens: 10, OutputTokens: 2}
+	m.USD = 0.01
+	return &provider.Response{Message: m}, nil
+}
+
+func text(s string) dialog.Message { return dialog.Message{Content: s} }
+
+func toolCall(id, name, args string) dialog.Message {
+	return dialog.Message{Role: dialog.RoleToolCall, FunctionCalls: []dialog.FunctionCall{{ID: id, Name: name, Arguments: json.RawMessage(args)}}}
+}
+
+type testRun struct {
+	buf bytes.Buffer
+	w   *logs.Writer
+}
+
+func newAgent(t *testing.T, m provider.Model, system *dialog.Prompt) (*Agent, *testRun) {
+	t.Helper()
+	r := &testRun{}
+	w, err := logs.NewWriter(&r.buf, logs.RunStart{}, logs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.w = w
+	lim := DefaultLimits()
+	lim.BackoffBase, lim.BackoffMax = time.Millisecond, 5*time.Millisecond
+	a := &Agent{Name: "solver", System: system, Model: m, ModelName: "mock/test", Limits: lim, Log: w}
+	if err := a.Open("main", nil); err != nil {
+		t.Fatal(err)
+	}
+	return a, r
+}
+
+func (r *testRun) forest(t *testing.T) (*dialog.Forest, []*logs.Record) {
+	t.Helper()
+	var recs []*logs.Record
+	rd := logs.NewReader(bytes.NewReader(r.buf.Bytes()), "run")
+	for {
+		rec, err := rd.Next()
+		if err != nil {
+			break
+		}
+		recs = append(recs, rec)
+	}
+	f, err := logs.Rebuild(t.Context(), logs.NewReader(bytes.NewReader(r.buf.Bytes()), "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, recs
+}
+
+func count(recs []*logs.Record, k logs.Kind) int {
+	n := 0
+	for _, r := range recs {
+		if r.Kind == k {
+			n++
+		}
+	}
+	return n
+}
+
+var answerPrompt = dialog.MustPrompt("solve", "Solve {task}. Answer in <answer></answer>.",
+	dialog.WithParser(&dialog.TagParser{XMLTags: []string{"answer"}}))
+
+// N exception retries make N+1 invocations, each attempt a branch.
+func TestRespondExceptionRetries(t *testing.T) {
+	m := &script{replies: []any{text("no tags"), text("still none"), text("<answer>4</answer>")}}
+	a, run := newAgent(t, m, dialog.MustPrompt("sys", "You solve."))
+	if err := a.ReceivePrompt(answerPrompt, map[string]any{"task": "2+2"}); err != nil {
+		t.Fatal(err)
+	}
+	reply, s, err := a.Respond(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parsed dialog.TagResult
+	if err := reply.ParsedInto(&parsed); err != nil || parsed.XML["answer"][0] != "4" {
+		t.Fatalf("parsed = %+v, %v", parsed, err)
+	}
+	if len(m.reqs) != 3 || len(s.Attempts) != 3 || s.State != "ok" || s.Cost.USD != 0.03 {
+		t.Fatalf("%d requests, session %+v", len(m.reqs), s)
+	}
+	last := m.reqs[2].Messages
+	if got := last[len(last)-1].Content; !strings.HasPrefix(got, "Error: ") || !strings.Contains(got, "answer") {
+		t.Fatalf("exception prompt = %q", got)
+	}
+	main, _ := a.Dialog("main")
+	if main.Len() != 3 || main.Tail().Content != "<answer>4</answer>" {
+		t.Fatalf("canonical dialog: %s", main.Overview(60))
+	}
+	f, recs := run.forest(t)
+	if count(recs, logs.KindModelCall) != 3 {
+		t.Fatalf("%d model_call records", count(recs, logs.KindModelCall))
+	}
+	// main -> attempt 1 -> attempt 2 -> attempt 3: failed attempts are branches.
+	if ids := f.SubtreeIDs(main.ID()); len(ids) != 4 {
+		t.Fatalf("tree has %d dialogs", len(ids))
+	}
+	if f.Dialog(s.Attempts[0]).Tail().Content != "no tags" {
+		t.Fatal("the first failed attempt is not kept in the tree")
+	}
+
+	// With MaxExceptionRetry replies failing, Respond fails after N+1.
+	m2 := &script{replies: []any{text("a"), text("b"), text("c"), text("d"), text("e")}}
+	a2, _ := newAgent(t, m2, nil)
+	a2.Limits.MaxExceptionRetry = 2
+	a2.ReceivePrompt(answerPrompt, map[string]any{"task": "x"})
+	_, s2, err := a2.Respond(t.Context())
+	if err == nil || s2.State != "parse_failed" || len(m2.reqs) != 3 {
+		t.Fatalf("err %v, state %s, %d requests", err, s2.State, len(m2.reqs))
+	}
+}
+
+func TestRespondToolRounds(t *testing.T) {
+	add, _ := dialog.NewFunction("add", "adds", func(_ context.Context, in struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}) (int, error) {
+		return in.A + in.B, nil
+	})
+	p := dialog.MustPrompt("calc", "Compute {expr}.", dialog.WithFunctions(add))
+	m := &script{replies: []any{
+		toolCall("c1", "add", `{"a":1,"b":2}`),
+		toolCall("c2", "add", `{"b":2, "a":1}`), // the same call again
+		toolCall("c3", "add", `{"a":3,"b":3}`),
+		text("6"),
+	}}
+	a, run := newAgent(t, m, nil)
+	a.Limits.MaxInterruptSteps = 3
+	a.ReceivePrompt(p, map[string]any{"expr": "1+2+3"})
+	reply, s, err := a.Respond(t.Context())
+	if err != nil || reply.Content != "6" {
+		t.Fatalf("reply %v, err %v", reply, err)
+	}
+	// Round 1: the tool result goes back as a tool message with its call id.
+	r2 := m.reqs[1].Messages
+	tm := r2[len(r2)-1]
+	if tm.Role != dialog.RoleTool || tm.ToolCallID != "c1" || !strings.Contains(tm.Content, "3") || len(m.reqs[1].Tools) != 1 {
+		t.Fatalf("tool message = %+v", tm)
+	}
+	// Round 2 repeats round 1's call: answered without running it.
+	r3 := m.reqs[2].Messages
+	if c := r3[len(r3)-1].Content; !strings.HasPrefix(c, "You already called add") {
+		t.Fatalf("repeated call answer = %q", c)
+	}
+	// After 3 rounds: the final prompt, with no tools.
+	r4 := m.reqs[3].Messages
+	if c := r4[len(r4)-1].Content; !strings.Contains(c, "limit of tool calls") || len(m.reqs[3].Tools) != 0 {
+		t.Fatalf("final prompt = %q, tools %d", c, len(m.reqs[3].Tools))
+	}
+	if len(s.ToolCalls) != 3 || !strings.Contains(s.ToolCalls[2].Result, "6") {
+		t.Fatalf("tool calls = %+v", s.ToolCalls)
+	}
+	_, recs := run.forest(t)
+	if count(recs, logs.KindToolCall) != 3 || count(recs, logs.KindModelCall) != 4 {
+		t.Fatalf("records: %d tool calls, %d model calls", count(recs, logs.KindToolCall), count(recs, logs.KindModelCall))
+	}
+	// The tools stay in force after plain text arrives (reference bug).
+	a.Receive("and now 5+5?")
+	m.replies = []any{toolCall("c4", "add", `{"a":5,"b":5}`), text("10")}
+	if _, _, err := a.Respond(t.Context()); err != nil || len(m.reqs[4].Tools) != 1 {
+		t.Fatalf("tools after Receive: %v, err %v", m.reqs[4].Tools, err)
+	}
+}
+
+func TestRespondRetriesTransientErrors(t *testing.T) {
+	rate := &provider.Error{Kind: provider.ErrRateLimit, Provider: "mock", Status: 429, Retry: 20 * time.Millisecond}
+	m := &script{replies: []any{rate, &provider.Error{Kind: provider.ErrServer, Status: 500}, text("ok")}}
+	a, run := newAgent(t, m, nil)
+	a.Receive("hi")
+	start := time.Now()
+	reply, s, err := a.Respond(t.Context())
+	if err != nil || reply.Content != "ok" || len(s.Calls) != 3 {
+		t.Fatalf("reply %v err %v calls %d", reply, err, len(s.Calls))
+	}
+	if time.Since(start) < 20*time.Millisecond {
+		t.Fatal("Retry-After was not honoured")
+	}
+	_, recs := run.forest(t)
+	var attempts []int
+	for _, r := range recs {
+		if r.Kind == logs.KindModelCall {
+			attempts = append(attempts, r.ModelCall.Attempt)
+			if r.ModelCall.Attempt == 1 && (r.ModelCall.Error == nil || r.ModelCall.Error.Type != "rate_limit" || r.ModelCall.Error.RetryAfterMS != 20) {
+				t.Fatalf("first call record = %+v", r.ModelCall.Error)
+			}
+		}
+	}
+	if len(attempts) != 3 || attempts[2] != 3 {
+		t.Fatalf("attempts = %v", attempts)
+	}
+
+	// Never forever: MaxRetries bounds it; a bad request is not retried.
+	errs := make([]any, 10)
+	for i := range errs {
+		errs[i] = &provider.Error{Kind: provider.ErrServer, Status: 503}
+	}
+	m2 := &script{replies: errs}
+	a2, _ := newAgent(t, m2, nil)
+	a2.Limits.MaxRetries = 2
+	a2.Receive("hi")
+	if _, _, err := a2.Respond(t.Context()); err == nil || len(m2.reqs) != 3 {
+		t.Fatalf("err %v after %d requests, want 3", err, len(m2.reqs))
+	}
+	m3 := &script{replies: []any{&provider.Error{Kind: provider.ErrBadRequest, Status: 400}, text("never")}}
+	a3, _ := newAgent(t, m3, nil)
+	a3.Receive("hi")
+	if _, s, err := a3.Respond(t.Context()); err == nil || len(m3.reqs) != 1 || s.State != "error" {
+		t.Fatalf("bad request retried: %d requests", len(m3.reqs))
+	}
+}
+
+func TestAgentAliases(t *testing.T) {
+	a := &Agent{Name: "solver", System: dialog.MustPrompt("sys", "You are {role}."), Model: &script{}, Limits: DefaultLimits()}
+	if err := a.Open("main", nil); err == nil || !strings.Contains(err.Error(), "role") {
+		t.Fatalf("missing system prompt variable: %v", err)
+	}
+	if err := a.Open("main", map[string]any{"role": "a solver"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Open("main", nil); err == nil {
+		t.Fatal("duplicate alias accepted")
+	}
+	if err := a.Switch("nope"); err == nil || !strings.Contains(err.Error(), `no dialog "nope" (open: main)`) {
+		t.Fatalf("switch error = %v", err)
+	}
+	if err := a.Open("other", map[string]any{"role": "a critic"}); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := a.Dialog("")
+	if d.Alias() != "other" || d.Head().Content != "You are a critic." || d.Head().Role != dialog.RoleSystem {
+		t.Fatalf("current dialog %s head %q", d.Alias(), d.Head().Content)
+	}
+	a.Receive("draft one")
+	if err := a.Fork("other", "branch", 1, 1, true); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := a.Dialog("")
+	if b.Alias() != "branch" || b.Len() != 2 || b.Node().ParentID != d.ID() {
+		t.Fatalf("fork: %s %d", b.Alias(), b.Len())
+	}
+	if err := a.Close("branch"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Receive("x"); err == nil {
+		t.Fatal("Receive with the current dialog closed succeeded")
+	}
+}
