@@ -55,7 +55,8 @@ type AdapterConfig struct {
 //     For mistral it renames seed to random_seed and removes
 //     stream_options, which Mistral rejects.
 //   - anthropic: temperature is removed when unset; top_k is added when
-//     set. There is no seed, and Format is not enforced (the prompt's
+//     set. max_tokens is required by the API: unset, langchaingo sends
+//     2048. There is no seed, and Format is not enforced (the prompt's
 //     parser still checks the reply).
 //   - ollama (native API): options.temperature is removed when unset (it
 //     would be 0); Format is sent as the "format" JSON schema. The native
@@ -150,6 +151,11 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 	latency := time.Since(start)
 	if err != nil {
 		return nil, classify(ctx, a.cfg.Provider, err, st, stream.get())
+	}
+	if err := stream.get(); err != nil {
+		// Some clients (googleai) stop reading when Stream fails but
+		// return what they had without an error.
+		return nil, &Error{Kind: ErrCancelled, Provider: a.cfg.Provider, Err: fmt.Errorf("stream: %w", err)}
 	}
 	out, err := a.reply(resp, model, latency)
 	if err != nil {

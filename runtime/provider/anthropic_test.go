@@ -136,3 +136,30 @@ func TestAnthropicErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestAnthropicImageAsBase64Block(t *testing.T) {
+	srv := providertest.NewAnthropicServer(t)
+	m := openFake(t, "anthropic/claude-sonnet-4-5", srv)
+	img, err := dialog.ImageBytes([]byte{0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3}).Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	generate(t, m, &Request{Messages: []*dialog.Message{{Role: dialog.RoleUser, Parts: []dialog.Part{
+		{Type: dialog.PartText, Text: "What is it?"}, {Type: dialog.PartImage, Image: img},
+	}}}})
+	blocks, _ := providertest.Messages(srv.LastRequest().JSON())[0]["content"].([]any)
+	if len(blocks) != 2 {
+		t.Fatalf("content = %v", blocks)
+	}
+	src, _ := blocks[1].(map[string]any)["source"].(map[string]any)
+	if src["type"] != "base64" || src["media_type"] != "image/jpeg" || src["data"] != "/9j/4AECAw==" {
+		t.Errorf("image block = %v", blocks[1])
+	}
+	// A URL image cannot be sent to Anthropic through langchaingo.
+	pe := generateErr(t, context.Background(), m, &Request{Messages: []*dialog.Message{{Role: dialog.RoleUser, Parts: []dialog.Part{
+		{Type: dialog.PartImage, Image: &dialog.Image{URL: "https://example.com/cat.png"}},
+	}}}})
+	if pe.Kind != ErrBadRequest {
+		t.Errorf("URL image: %v", pe)
+	}
+}

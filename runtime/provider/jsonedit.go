@@ -18,84 +18,148 @@ type edit struct {
 var errJSONEnd = errors.New("unexpected end of JSON")
 
 // editJSON applies edits to doc, which must be a JSON object, and returns
-// the edited object. Members it does not touch are copied byte for byte;
-// it never decodes the values it passes through, so editing a large body
-// costs one scan of its top level.
+// the edited object.
 func editJSON(doc []byte, edits []edit) ([]byte, error) {
+	segs, n, err := editSegments(doc, edits)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, n)
+	for _, s := range segs {
+		out = append(out, s...)
+	}
+	return out, nil
+}
+
+// editSegments applies edits to doc, which must be a JSON object, and
+// returns the edited object as segments to be sent in order, and their
+// total length. Members the edits do not touch are not copied: the
+// segments are runs of doc between the edited members, so editing a large
+// body costs one scan of it and a few small allocations.
+func editSegments(doc []byte, edits []edit) ([][]byte, int, error) {
 	i := skipSpace(doc, 0)
 	if i >= len(doc) || doc[i] != '{' {
-		return nil, errors.New("request body is not a JSON object")
+		return nil, 0, errors.New("request body is not a JSON object")
 	}
-	end, err := skipValue(doc, i)
+	obj := doc[i:]
+	members, end, err := objectMembers(obj)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	if j := skipSpace(doc, end); j != len(doc) {
-		return nil, fmt.Errorf("unexpected data after the JSON object at offset %d", j)
+	if j := skipSpace(obj, end); j != len(obj) {
+		return nil, 0, fmt.Errorf("unexpected data after the JSON object at offset %d", i+j)
 	}
-	return editObject(make([]byte, 0, len(doc)+64), doc[i:end], edits)
+	w := segWriter{doc: obj}
+	if err := w.object(members, edits); err != nil {
+		return nil, 0, err
+	}
+	return w.segs, w.n, nil
 }
 
-// member is one member of a JSON object: its raw key (without quotes) and
-// its raw value.
+// member is one member of a JSON object: its raw key (without quotes),
+// its span in the object (from the key's opening quote to the value's
+// end), and where its value starts.
 type member struct {
-	key, value []byte
+	key        []byte
+	start, end int
+	value      int
 }
 
-// editObject appends obj, a complete JSON object, with edits applied, to dst.
-func editObject(dst, obj []byte, edits []edit) ([]byte, error) {
-	members, err := objectMembers(obj)
-	if err != nil {
-		return nil, err
+var (
+	openBrace  = []byte("{")
+	closeBrace = []byte("}")
+	comma      = []byte(",")
+)
+
+// segWriter builds an edited object as segments, coalescing runs of
+// members that are kept as they are into single slices of doc.
+type segWriter struct {
+	doc    []byte
+	segs   [][]byte
+	n      int
+	wrote  bool // a member was written
+	inRun  bool
+	rs, re int // the pending run of kept members in doc
+}
+
+func (w *segWriter) add(b []byte) {
+	w.segs = append(w.segs, b)
+	w.n += len(b)
+}
+
+// keep writes member m unchanged.
+func (w *segWriter) keep(m member) {
+	if w.inRun {
+		w.re = m.end
+		return
 	}
-	dst = append(dst, '{')
-	n := 0 // members written
-	write := func(key string, value []byte) {
-		if n > 0 {
-			dst = append(dst, ',')
-		}
-		n++
-		dst = append(dst, '"')
-		dst = append(dst, key...)
-		dst = append(dst, '"', ':')
-		dst = append(dst, value...)
+	if w.wrote {
+		w.add(comma)
 	}
-	used := make([]bool, len(edits))
+	w.wrote, w.inRun, w.rs, w.re = true, true, m.start, m.end
+}
+
+func (w *segWriter) flush() {
+	if w.inRun {
+		w.add(w.doc[w.rs:w.re])
+		w.inRun = false
+	}
+}
+
+// put writes the member key with value.
+func (w *segWriter) put(key string, value []byte) {
+	w.flush()
+	if w.wrote {
+		w.add(comma)
+	}
+	w.wrote = true
+	b := make([]byte, 0, len(key)+3+len(value))
+	b = append(b, '"')
+	b = append(b, key...)
+	b = append(b, '"', ':')
+	w.add(append(b, value...))
+}
+
+// object writes the object of members (from w.doc) with edits applied.
+func (w *segWriter) object(members []member, edits []edit) error {
+	w.add(openBrace)
+	var used []bool
+	if len(edits) > 0 {
+		used = make([]bool, len(edits))
+	}
 	for _, m := range members {
-		value, keep, nested := m.value, true, false
+		var value []byte
+		changed, keep, nested := false, true, false
 		for k, e := range edits {
 			if len(e.path) == 0 || e.path[0] != string(m.key) {
 				continue
 			}
 			used[k] = true
 			if len(e.path) == 1 {
-				value, keep = e.value, e.value != nil
+				value, keep, changed = e.value, e.value != nil, true
 			} else {
 				nested = true
 			}
 		}
-		if !keep {
+		switch {
+		case !keep:
+			w.flush()
+			continue
+		case !changed && !nested:
+			w.keep(m)
 			continue
 		}
-		if nested {
-			sub := subEdits(edits, string(m.key))
-			i := skipSpace(value, 0)
-			if i < len(value) && value[i] == '{' {
-				edited, err := editObject(nil, value[i:], sub)
-				if err != nil {
-					return nil, err
-				}
-				value = edited
-			} else if hasSet(sub) {
-				// Replace a non-object by an object holding the sets.
-				edited, err := editObject(nil, []byte("{}"), sub)
-				if err != nil {
-					return nil, err
-				}
-				value = edited
-			}
+		if !changed {
+			value = w.doc[m.value:m.end]
 		}
-		write(string(m.key), value)
+		if nested {
+			edited, err := editNested(value, subEdits(edits, string(m.key)))
+			if err != nil {
+				return err
+			}
+			value = edited
+		}
+		w.put(string(m.key), value)
 	}
 	// Members that were not there: add the sets, in the order given.
 	for k, e := range edits {
@@ -105,30 +169,40 @@ func editObject(dst, obj []byte, edits []edit) ([]byte, error) {
 		key := e.path[0]
 		var value []byte
 		for j := k; j < len(edits); j++ {
-			if len(edits[j].path) == 0 || edits[j].path[0] != key {
-				continue
-			}
-			used[j] = true
-			if len(edits[j].path) == 1 {
-				value = edits[j].value
+			if len(edits[j].path) > 0 && edits[j].path[0] == key {
+				used[j] = true
+				if len(edits[j].path) == 1 {
+					value = edits[j].value
+				}
 			}
 		}
 		if sub := subEdits(edits, key); hasSet(sub) {
-			base := value
-			if j := skipSpace(base, 0); j >= len(base) || base[j] != '{' {
-				base = []byte("{}")
-			}
-			edited, err := editObject(nil, base, sub)
+			edited, err := editNested(value, sub)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			value = edited
 		}
 		if value != nil {
-			write(key, value)
+			w.put(key, value)
 		}
 	}
-	return append(dst, '}'), nil
+	w.flush()
+	w.add(closeBrace)
+	return nil
+}
+
+// editNested applies edits to value: an object is edited; anything else
+// is replaced by an object holding the edits' sets, or kept if they only
+// delete.
+func editNested(value []byte, edits []edit) ([]byte, error) {
+	if i := skipSpace(value, 0); i < len(value) && value[i] == '{' {
+		return editJSON(value[i:], edits)
+	}
+	if !hasSet(edits) {
+		return value, nil
+	}
+	return editJSON([]byte("{}"), edits)
 }
 
 // subEdits returns the edits below key, with key removed from their paths.
@@ -152,45 +226,46 @@ func hasSet(edits []edit) bool {
 	return false
 }
 
-// objectMembers splits obj, a complete JSON object, into its members.
-func objectMembers(obj []byte) ([]member, error) {
+// objectMembers splits the JSON object at the start of obj into its
+// members, and returns the offset just past it.
+func objectMembers(obj []byte) ([]member, int, error) {
 	if len(obj) == 0 || obj[0] != '{' {
-		return nil, errors.New("not a JSON object")
+		return nil, 0, errors.New("not a JSON object")
 	}
-	var members []member
+	members := make([]member, 0, 8)
 	i := 1
 	for {
 		i = skipSpace(obj, i)
 		if i >= len(obj) {
-			return nil, errJSONEnd
+			return nil, 0, errJSONEnd
 		}
 		if obj[i] == '}' {
-			return members, nil
+			return members, i + 1, nil
 		}
 		if len(members) > 0 {
 			if obj[i] != ',' {
-				return nil, fmt.Errorf("expected ',' or '}' at offset %d", i)
+				return nil, 0, fmt.Errorf("expected ',' or '}' at offset %d", i)
 			}
 			i = skipSpace(obj, i+1)
 		}
 		if i >= len(obj) || obj[i] != '"' {
-			return nil, fmt.Errorf("expected a member name at offset %d", i)
+			return nil, 0, fmt.Errorf("expected a member name at offset %d", i)
 		}
+		ks := i
 		ke, err := skipString(obj, i)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		key := obj[i+1 : ke-1]
 		i = skipSpace(obj, ke)
 		if i >= len(obj) || obj[i] != ':' {
-			return nil, fmt.Errorf("expected ':' at offset %d", i)
+			return nil, 0, fmt.Errorf("expected ':' at offset %d", i)
 		}
 		vs := skipSpace(obj, i+1)
 		ve, err := skipValue(obj, vs)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		members = append(members, member{key: key, value: obj[vs:ve]})
+		members = append(members, member{key: obj[ks+1 : ke-1], start: ks, end: ve, value: vs})
 		i = ve
 	}
 }
@@ -240,11 +315,12 @@ func skipValue(b []byte, i int) (int, error) {
 	case '{', '[':
 		depth := 0
 		for i < len(b) {
-			if !structural[b[i]] {
+			c := b[i]
+			if !structural[c] {
 				i++
 				continue
 			}
-			switch b[i] {
+			switch c {
 			case '"':
 				j, err := skipString(b, i)
 				if err != nil {

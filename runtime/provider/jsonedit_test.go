@@ -2,7 +2,9 @@ package provider
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -20,7 +22,7 @@ func TestEditJSON(t *testing.T) {
 		{`{}`, []edit{{path: []string{"a"}, value: []byte(`{"x":1}`)}}, `{"a":{"x":1}}`},
 		{` { "options" : { "temperature" : 0 , "seed":1 } , "m" : [1,{"temperature":2}] } `,
 			[]edit{{path: []string{"options", "temperature"}}},
-			`{"options":{"seed":1},"m":[1,{"temperature":2}]}`},
+			`{"options":{"seed":1},"m" : [1,{"temperature":2}]}`},
 		{`{"m":1}`, []edit{{path: []string{"options", "temperature"}}}, `{"m":1}`},
 		{`{"m":1}`, []edit{{path: []string{"options", "seed"}, value: []byte("3")}}, `{"m":1,"options":{"seed":3}}`},
 		{`{"s":"a \"temperature\": 0 }","temperature":0}`, []edit{{path: []string{"temperature"}}}, `{"s":"a \"temperature\": 0 }"}`},
@@ -88,4 +90,22 @@ func plainKey(key string) bool {
 		}
 	}
 	return true
+}
+
+// BenchmarkEditJSON edits a ten-message chat request as the transport
+// does when no param is set: it removes temperature.
+func BenchmarkEditJSON(b *testing.B) {
+	var msgs []string
+	for i := range 10 {
+		msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":"Turn %d: %s"}`, i, strings.Repeat("some words of context ", 8)))
+	}
+	doc := []byte(`{"model":"gpt-4o-mini","messages":[` + strings.Join(msgs, ",") + `],"temperature":0}`)
+	edits := dialectFor("openai").edits(Params{}, nil)
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := editSegments(doc, edits); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -104,7 +104,7 @@ func Providers() []string {
 	return names
 }
 
-// Open returns the model name, "provider/model" (such as
+// Open returns the model called name, which is "provider/model" (such as
 // "openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5",
 // "googleai/gemini-2.0-flash", "ollama/llama3.1",
 // "mistral/mistral-large-latest",

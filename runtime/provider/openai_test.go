@@ -3,9 +3,12 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -404,5 +407,38 @@ func TestBadRequestsNeverReachTheServer(t *testing.T) {
 	}
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("%d requests reached the server", n)
+	}
+}
+
+func TestOpenAIConcurrentCallsKeepTheirOwnParams(t *testing.T) {
+	srv := providertest.NewOpenAIServer(t)
+	m := openFake(t, "openai/gpt-4o-mini", srv)
+	const n = 24
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := Params{}
+			if i%2 == 0 {
+				p.Temperature = ptr(float64(i) / 100)
+			}
+			if _, err := m.Generate(context.Background(), &Request{Messages: []*dialog.Message{userMsg(fmt.Sprint(i))}, Params: p}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	reqs := srv.Requests()
+	if len(reqs) != n {
+		t.Fatalf("%d requests, want %d", len(reqs), n)
+	}
+	for _, r := range reqs {
+		body := r.JSON()
+		i, _ := strconv.Atoi(providertest.Messages(body)[0]["content"].(string))
+		temp, ok := body["temperature"]
+		if i%2 == 0 && temp != float64(i)/100 || i%2 == 1 && ok {
+			t.Errorf("request %d: temperature %v", i, temp)
+		}
 	}
 }

@@ -10,7 +10,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 	"time"
+	"weak"
 
 	"github.com/lllm-go/lllm/dialog"
 )
@@ -41,6 +44,8 @@ type Chunk struct {
 // Request is one call to a model.
 type Request struct {
 	// Model is the provider's model name, without the "provider/" prefix.
+	// Empty means the model the Model was opened for; the adapters also
+	// accept that model's full "provider/model" name.
 	Model    string
 	Messages []*dialog.Message
 	Tools    []*dialog.Function
@@ -53,20 +58,42 @@ type Request struct {
 }
 
 // Digest is a hash of everything the request sends: model, messages, tool
-// declarations, format and params. Equal requests have equal digests.
+// declarations, format and params. Equal requests have equal digests. Each
+// message's own hash is memoised (messages are immutable), so a long agent
+// loop hashes each message once.
 func (r *Request) Digest() string {
 	h := sha256.New()
 	enc := json.NewEncoder(h)
 	// Encoding our own types cannot fail; a failure would only weaken the
 	// digest, never break a call.
 	_ = enc.Encode(struct {
-		Model    string             `json:"model"`
-		Messages []*dialog.Message  `json:"messages"`
-		Tools    []*dialog.Function `json:"tools,omitempty"`
-		Format   json.RawMessage    `json:"format,omitempty"`
-		Params   Params             `json:"params"`
-	}{r.Model, r.Messages, r.Tools, r.Format, r.Params})
+		Model  string             `json:"model"`
+		Tools  []*dialog.Function `json:"tools,omitempty"`
+		Format json.RawMessage    `json:"format,omitempty"`
+		Params Params             `json:"params"`
+	}{r.Model, r.Tools, r.Format, r.Params})
+	for _, m := range r.Messages {
+		d := messageDigest(m)
+		h.Write(d[:])
+	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// messageDigests memoises each live message's hash; entries go when their
+// message is collected.
+var messageDigests sync.Map // weak.Pointer[dialog.Message] -> [32]byte
+
+func messageDigest(m *dialog.Message) [32]byte {
+	key := weak.Make(m)
+	if d, ok := messageDigests.Load(key); ok {
+		return d.([32]byte)
+	}
+	b, _ := json.Marshal(m) // see Digest
+	d := sha256.Sum256(b)
+	if _, loaded := messageDigests.LoadOrStore(key, d); !loaded {
+		runtime.AddCleanup(m, func(k weak.Pointer[dialog.Message]) { messageDigests.Delete(k) }, key)
+	}
+	return d
 }
 
 // Response is a model's reply, carrying what it answered and what it cost.
@@ -103,6 +130,7 @@ type Error struct {
 	Err      error
 }
 
+// Error describes the failure: provider, kind, HTTP status and cause.
 func (e *Error) Error() string {
 	s := e.Provider + ": " + string(e.Kind)
 	if e.Status != 0 {
@@ -114,6 +142,7 @@ func (e *Error) Error() string {
 	return s
 }
 
+// Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
 // Retryable reports whether trying again later may succeed: rate limits,

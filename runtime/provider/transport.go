@@ -71,20 +71,18 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	st := callStateFrom(req.Context())
 	copied := false
 	if st != nil && len(st.edits) > 0 && req.Body != nil && req.Body != http.NoBody {
-		body, err := readBody(req)
+		body, err := editBody(req, st.edits)
 		if err != nil {
-			return nil, fmt.Errorf("provider: reading the request body: %w", err)
-		}
-		if body, err = editJSON(body, st.edits); err != nil {
-			return nil, fmt.Errorf("provider: editing the request body: %w", err)
+			return nil, err
 		}
 		// A shallow copy, as Request.WithContext makes: the caller's
-		// request is not changed.
+		// request is not changed. The body stays a *bytes.Reader, which
+		// net/http sends with the headers in one write.
 		r := *req
 		req, copied = &r, true
-		req.Body = io.NopCloser(bytes.NewReader(body))
-		req.ContentLength = int64(len(body))
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		req.Body, _ = req.GetBody()
+		req.ContentLength = int64(len(body))
 	}
 	if len(t.header) > 0 {
 		h := req.Header.Clone()
@@ -117,18 +115,36 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// readBody reads and closes req's body, in one allocation when its length
-// is known.
-func readBody(req *http.Request) ([]byte, error) {
-	defer req.Body.Close()
-	if n := req.ContentLength; n > 0 && n < 1<<30 {
-		body := make([]byte, n)
-		if _, err := io.ReadFull(req.Body, body); err != nil {
-			return nil, err
+// bodyBuffers recycles the buffers request bodies are read into.
+var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// editBody reads and closes req's body and returns it with edits applied.
+func editBody(req *http.Request, edits []edit) ([]byte, error) {
+	buf := bodyBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= 1<<20 {
+			buf.Reset()
+			bodyBuffers.Put(buf)
 		}
-		return body, nil
+	}()
+	buf.Reset()
+	if n := req.ContentLength; n > 0 && n < 1<<30 {
+		buf.Grow(int(n))
 	}
-	return io.ReadAll(req.Body)
+	_, err := buf.ReadFrom(req.Body)
+	req.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("provider: reading the request body: %w", err)
+	}
+	segs, n, err := editSegments(buf.Bytes(), edits)
+	if err != nil {
+		return nil, fmt.Errorf("provider: editing the request body: %w", err)
+	}
+	body := make([]byte, 0, n)
+	for _, s := range segs {
+		body = append(body, s...)
+	}
+	return body, nil
 }
 
 // wrapClient returns a copy of c (or of a zero client) whose transport is

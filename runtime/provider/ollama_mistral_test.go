@@ -1,0 +1,105 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/runtime/provider/providertest"
+)
+
+func TestOllamaNative(t *testing.T) {
+	clearEnv(t)
+	var (
+		mu   sync.Mutex
+		last map[string]any
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		last = nil
+		json.Unmarshal(b, &last)
+		mu.Unlock()
+		if r.URL.Path != "/api/chat" {
+			http.NotFound(w, r)
+			return
+		}
+		io.WriteString(w, `{"model":"llama3.1","message":{"role":"assistant","content":"Hi from Ollama."},"done":true,"prompt_eval_count":14,"eval_count":5}`)
+	}))
+	defer srv.Close()
+	t.Setenv("OLLAMA_HOST", srv.Listener.Addr().String()) // host:port, as Ollama takes it
+	m, err := Open(context.Background(), "ollama/llama3.1", Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := json.RawMessage(`{"type":"object"}`)
+	resp := generate(t, m, &Request{
+		Messages: []*dialog.Message{
+			userMsg("Weather?"),
+			{Role: dialog.RoleToolCall, FunctionCalls: []dialog.FunctionCall{{ID: "c1", Name: "get_weather", Arguments: []byte(`{"city":"Oslo"}`)}}},
+			{Role: dialog.RoleTool, Name: "get_weather", ToolCallID: "c1", Content: "-3C"},
+			{Role: dialog.RoleUser, Parts: []dialog.Part{{Type: dialog.PartText, Text: "and"}, {Type: dialog.PartText, Text: "tomorrow?"}}},
+		},
+		Format: schema,
+		Params: Params{Seed: ptr(0)},
+	})
+	if resp.Message.Content != "Hi from Ollama." || resp.Message.Usage.InputTokens != 14 || resp.Message.Usage.OutputTokens != 5 {
+		t.Errorf("message = %+v", resp.Message)
+	}
+	mu.Lock()
+	body := last
+	mu.Unlock()
+	opts, _ := body["options"].(map[string]any)
+	if _, ok := opts["temperature"]; ok || opts["seed"] != 0.0 {
+		t.Errorf("options = %v, want no temperature and seed 0", opts)
+	}
+	if !jsonEqual(t, body["format"], schema) {
+		t.Errorf("format = %v", body["format"])
+	}
+	msgs := providertest.Messages(body)
+	if len(msgs) != 4 || msgs[1]["content"] != `[tool call get_weather({"city":"Oslo"})]` || msgs[2]["role"] != "tool" ||
+		msgs[2]["content"] != "-3C" || msgs[3]["content"] != "and\ntomorrow?" {
+		t.Errorf("messages = %v", msgs)
+	}
+
+	pe := generateErr(t, context.Background(), m, &Request{Messages: []*dialog.Message{userMsg("x")}, Tools: []*dialog.Function{weatherTool(t)}})
+	if pe.Kind != ErrBadRequest {
+		t.Errorf("tools on native Ollama: %v", pe)
+	}
+}
+
+func TestMistralSpeaksOpenAI(t *testing.T) {
+	clearEnv(t)
+	srv := providertest.NewOpenAIServer(t, providertest.Reply{Text: "Bonjour", Usage: providertest.Usage{Input: 7, Output: 2}})
+	t.Setenv("MISTRAL_API_KEY", "mk")
+	t.Setenv("MISTRAL_BASE_URL", srv.BaseURL())
+	m, err := Open(context.Background(), "mistral/mistral-small-latest", Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := generate(t, m, &Request{
+		Messages: []*dialog.Message{userMsg("Salut")},
+		Params:   Params{Seed: ptr(7), MaxTokens: ptr(64)},
+		Stream:   func(context.Context, Chunk) error { return nil },
+	})
+	if resp.Message.Content != "Bonjour" || resp.Message.Model != "mistral/mistral-small-latest" {
+		t.Errorf("message = %+v", resp.Message)
+	}
+	body := srv.LastRequest().JSON()
+	if body["random_seed"] != 7.0 || body["max_tokens"] != 64.0 || body["stream"] != true {
+		t.Errorf("body = %v", body)
+	}
+	for _, k := range []string{"seed", "stream_options", "temperature", "max_completion_tokens"} {
+		if v, ok := body[k]; ok {
+			t.Errorf("%s = %v sent to Mistral", k, v)
+		}
+	}
+	if got := srv.LastRequest().Header.Get("Authorization"); got != "Bearer mk" {
+		t.Errorf("Authorization = %q", got)
+	}
+}
