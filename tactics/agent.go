@@ -82,6 +82,8 @@ type Agent struct {
 	Tokens *contextmgr.Tokenizer
 	// Log records the agent's work; nil records nothing.
 	Log Log
+	// Stream, when set, receives each reply's text as it arrives.
+	Stream func(ctx context.Context, c provider.Chunk) error
 
 	mu      sync.Mutex
 	dialogs map[string]*dialog.Dialog
@@ -361,7 +363,7 @@ func (a *Agent) invoke(ctx context.Context, work *dialog.Dialog, gov *dialog.Pro
 	if err != nil {
 		return nil, err
 	}
-	req := &provider.Request{Model: a.ModelName, Messages: msgs, Params: a.Params}
+	req := &provider.Request{Model: a.ModelName, Messages: msgs, Params: a.Params, Stream: a.Stream}
 	if gov != nil {
 		req.Format = gov.Format
 		if tools {
@@ -462,7 +464,10 @@ func (a *Agent) fit(ctx context.Context, work *dialog.Dialog) ([]*dialog.Message
 	}
 	tok := a.Tokens
 	a.mu.Unlock()
-	res, err := a.Context.Fit(ctx, contextmgr.Input{Model: a.ModelName, Messages: msgs, Tokens: tok})
+	res, err := a.Context.Fit(ctx, contextmgr.Input{Model: a.ModelName, Messages: msgs, Tokens: tok,
+		Summarize: func(ctx context.Context, old []*dialog.Message) (*dialog.Message, error) {
+			return a.summarize(ctx, work, old)
+		}})
 	if err != nil {
 		return nil, fmt.Errorf("context manager %s: %w", a.ContextName, err)
 	}
@@ -473,6 +478,36 @@ func (a *Agent) fit(ctx context.Context, work *dialog.Dialog) ([]*dialog.Message
 		return nil, err
 	}
 	return res.Messages, nil
+}
+
+// summaryRequest is what a summary manager asks the model after the
+// messages it summarises.
+const summaryRequest = "Summarise the conversation above for your own later use: keep every fact, decision, open question and result; drop pleasantries. Reply with the summary only."
+
+// summarize asks the model for a summary of old, recording the call as a
+// model_call of the working dialog, and returns it as one user message.
+func (a *Agent) summarize(ctx context.Context, work *dialog.Dialog, old []*dialog.Message) (*dialog.Message, error) {
+	msgs := append(old[:len(old):len(old)], &dialog.Message{Role: dialog.RoleUser, Name: "user", Content: summaryRequest})
+	req := &provider.Request{Model: a.ModelName, Messages: msgs, Params: a.Params}
+	start := time.Now()
+	resp, err := a.Model.Generate(ctx, req)
+	rec := &logs.ModelCall{Agent: a.Name, Model: a.ModelName, Attempt: 1, RequestDigest: req.Digest(),
+		Params: paramsJSON(a.Params), LatencyMS: ms(time.Since(start))}
+	if err != nil {
+		pe := provider.AsError(a.ModelName, err)
+		rec.Error = &logs.CallError{Type: string(pe.Kind), Message: err.Error(), Status: pe.Status}
+	} else {
+		rec.Usage, rec.USD = resp.Message.Usage, resp.Message.USD
+	}
+	if werr := a.write(&logs.Record{Kind: logs.KindModelCall, Dialog: work.ID(), ModelCall: rec}); werr != nil {
+		return nil, werr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("summarising %d messages: %w", len(old), err)
+	}
+	return &dialog.Message{Role: dialog.RoleUser, Name: "summary", Modality: dialog.ModalityText,
+		Content: "Summary of the earlier conversation:\n" + resp.Message.Text(),
+		Usage:   resp.Message.Usage, USD: resp.Message.USD}, nil
 }
 
 // runTools runs the tool calls of reply and appends their results to work

@@ -1,0 +1,101 @@
+package tactics
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/lllm-go/lllm/contextmgr"
+	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/logs"
+	"github.com/lllm-go/lllm/runtime/provider"
+)
+
+func openMock(t *testing.T, cfg provider.MockConfig) provider.Model {
+	t.Helper()
+	m, err := provider.Open(t.Context(), "mock/scripted", provider.Config{Mock: &cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// The reference call loop on the mock provider, which goes through the same
+// adapter as the real providers: a tool round, a parse failure answered
+// with the exception prompt, then a parsed reply; usage counted by the
+// tokenizer, and streaming to a callback.
+func TestRespondOnMockProvider(t *testing.T) {
+	m := openMock(t, provider.MockConfig{Replies: []provider.MockReply{
+		{ToolCalls: []provider.MockToolCall{{Name: "add", Arguments: map[string]any{"a": 1, "b": 2}}}},
+		{Text: "three"},
+		{Text: "<answer>3</answer>"},
+	}})
+	add, _ := dialog.NewFunction("add", "adds", func(_ context.Context, in struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}) (int, error) {
+		return in.A + in.B, nil
+	})
+	p := dialog.MustPrompt("calc", "What is {expr}? Answer in <answer></answer>.", dialog.WithFunctions(add),
+		dialog.WithParser(&dialog.TagParser{XMLTags: []string{"answer"}}))
+	a, run := newAgent(t, m, dialog.MustPrompt("sys", "You add."))
+	a.ModelName = "mock/scripted"
+	var streamed strings.Builder
+	a.Stream = func(_ context.Context, c provider.Chunk) error { streamed.WriteString(c.Text); return nil }
+	a.ReceivePrompt(p, map[string]any{"expr": "1+2"})
+	reply, s, err := a.Respond(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reply.Content != "<answer>3</answer>" || len(s.Attempts) != 2 || len(s.Calls) != 3 || len(s.ToolCalls) != 1 {
+		t.Fatalf("reply %q, session %+v", reply.Content, s)
+	}
+	if !strings.Contains(s.ToolCalls[0].Result, "3") || s.Cost.InputTokens == 0 || s.Cost.OutputTokens == 0 {
+		t.Fatalf("tool result %q, cost %+v", s.ToolCalls[0].Result, s.Cost)
+	}
+	if !strings.Contains(streamed.String(), "<answer>3</answer>") {
+		t.Fatalf("streamed %q", streamed.String())
+	}
+	f, _ := run.forest(t)
+	att := f.Dialog(s.Attempts[0]).Messages()
+	tool := att[len(att)-2]
+	if tool.Role != dialog.RoleTool || tool.ToolCallID != "call_1" || tool.Name != "add" {
+		t.Fatalf("tool message = %+v", tool)
+	}
+}
+
+// The summary manager folds the oldest messages into a model-written
+// summary before a call, and both calls are in the log.
+func TestRespondWithSummaryManager(t *testing.T) {
+	m := openMock(t, provider.MockConfig{Rules: []provider.MockRule{
+		{Match: "Summarise the conversation", Reply: provider.MockReply{Text: "They chatted about numbers."}},
+	}})
+	cm, err := contextmgr.New(map[string]any{"type": "summary", "max_tokens": 600, "buffer": 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, run := newAgent(t, m, dialog.MustPrompt("sys", "You chat."))
+	a.ModelName, a.Context, a.ContextName = "mock/scripted", cm, "summary"
+	for i := range 12 {
+		a.Receive(strings.Repeat("number talk ", 20) + string(rune('a'+i)))
+		if _, _, err := a.Respond(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, recs := run.forest(t)
+	summaries := 0
+	for _, r := range recs {
+		if r.Kind == logs.KindContext && r.Context.Action == "summary" {
+			summaries++
+			if r.Context.TokensAfter >= r.Context.TokensBefore {
+				t.Fatalf("summary did not shrink: %+v", r.Context)
+			}
+		}
+	}
+	if summaries == 0 {
+		t.Fatal("the summary manager never summarised")
+	}
+	if count(recs, logs.KindModelCall) != 12+summaries {
+		t.Fatalf("%d model calls for 12 turns and %d summaries", count(recs, logs.KindModelCall), summaries)
+	}
+}
