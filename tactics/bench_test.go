@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/logs"
@@ -16,77 +17,113 @@ import (
 )
 
 // BenchmarkCallOverhead compares one model call made by an Agent (working
-// fork, request digest, adapter, reply appended to two dialogs, every event
-// written to a run log on disk) with the same call made directly with the
-// langchaingo OpenAI client, both against one local OpenAI-wire server.
+// fork, request digest, adapter, reply appended to two dialogs), without
+// and with every event written to a run log on disk, with the same call
+// made directly with the langchaingo OpenAI client, all against one local
+// OpenAI-wire server. The interleaved subtest alternates the three so that
+// machine drift cancels, and reports their ratios.
 func BenchmarkCallOverhead(b *testing.B) {
 	srv := providertest.NewOpenAIServer(b)
 	srv.SetMaxRecorded(1)
 	srv.SetDefault(providertest.Reply{Text: "The answer is 4, because two and two make four.",
 		Usage: providertest.Usage{Input: 420, Output: 12}})
-	ctx := context.Background()
 	system := "You are a careful assistant. Answer in one sentence."
 	turns := make([]string, 9)
 	for i := range turns {
 		turns[i] = fmt.Sprintf("Turn %d: %s", i, strings.Repeat("some words of context ", 8))
 	}
-
-	b.Run("langchaingo", func(b *testing.B) {
-		llm, err := openai.New(openai.WithToken("sk-test"), openai.WithBaseURL(srv.BaseURL()),
-			openai.WithModel("gpt-4o-mini"), openai.WithHTTPClient(&http.Client{}))
-		if err != nil {
-			b.Fatal(err)
-		}
-		msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, system)}
-		for i, t := range turns {
-			typ := llms.ChatMessageTypeHuman
-			if i%2 == 1 {
-				typ = llms.ChatMessageTypeAI
+	paths := []struct {
+		name string
+		call func() error
+	}{
+		{"langchaingo", directCall(b, srv.BaseURL(), system, turns)},
+		{"agent", agentCall(b, srv.BaseURL(), system, turns, false)},
+		{"agent+log", agentCall(b, srv.BaseURL(), system, turns, true)},
+	}
+	for _, p := range paths {
+		b.Run(p.name, func(b *testing.B) {
+			for b.Loop() {
+				if err := p.call(); err != nil {
+					b.Fatal(err)
+				}
 			}
-			msgs = append(msgs, llms.TextParts(typ, t))
-		}
+		})
+	}
+	b.Run("interleaved", func(b *testing.B) {
+		spent := make([]time.Duration, len(paths))
 		for b.Loop() {
-			if _, err := llm.GenerateContent(ctx, msgs); err != nil {
-				b.Fatal(err)
+			for i, p := range paths {
+				start := time.Now()
+				if err := p.call(); err != nil {
+					b.Fatal(err)
+				}
+				spent[i] += time.Since(start)
 			}
 		}
+		b.ReportMetric(float64(spent[1])/float64(spent[0]), "agent/direct")
+		b.ReportMetric(float64(spent[2])/float64(spent[0]), "agent+log/direct")
 	})
+}
 
-	b.Run("agent+log", func(b *testing.B) {
-		model, err := provider.Open(ctx, "openai/gpt-4o-mini", provider.Config{BaseURL: srv.BaseURL(), HTTPClient: &http.Client{}})
-		if err != nil {
-			b.Fatal(err)
+func directCall(b *testing.B, baseURL, system string, turns []string) func() error {
+	llm, err := openai.New(openai.WithToken("sk-test"), openai.WithBaseURL(baseURL),
+		openai.WithModel("gpt-4o-mini"), openai.WithHTTPClient(&http.Client{}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, system)}
+	for i, t := range turns {
+		typ := llms.ChatMessageTypeHuman
+		if i%2 == 1 {
+			typ = llms.ChatMessageTypeAI
 		}
+		msgs = append(msgs, llms.TextParts(typ, t))
+	}
+	return func() error {
+		_, err := llm.GenerateContent(context.Background(), msgs)
+		return err
+	}
+}
+
+// agentCall returns one turn of an agent over the same 10 messages: a fork
+// of its base dialog, Respond, and Close.
+func agentCall(b *testing.B, baseURL, system string, turns []string, logged bool) func() error {
+	ctx := context.Background()
+	model, err := provider.Open(ctx, "openai/gpt-4o-mini", provider.Config{BaseURL: baseURL, HTTPClient: &http.Client{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	a := &Agent{Name: "bench", System: dialog.MustPrompt("sys", system), Model: model,
+		ModelName: "openai/gpt-4o-mini", Limits: DefaultLimits()}
+	if logged {
 		w, _, err := logs.Create(b.TempDir(), logs.RunStart{Tactic: "bench"}, logs.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer w.Close()
-		a := &Agent{Name: "bench", System: dialog.MustPrompt("sys", system), Model: model,
-			ModelName: "openai/gpt-4o-mini", Limits: DefaultLimits(), Log: w}
-		if err := a.Open("base", nil); err != nil {
+		b.Cleanup(func() { w.Close() })
+		a.Log = w
+	}
+	if err := a.Open("base", nil); err != nil {
+		b.Fatal(err)
+	}
+	base, _ := a.Dialog("base")
+	for i, t := range turns {
+		if i%2 == 1 {
+			_, err = base.Append(dialog.Message{Role: dialog.RoleAssistant, Content: t})
+		} else {
+			err = a.Receive(t)
+		}
+		if err != nil {
 			b.Fatal(err)
 		}
-		for i, t := range turns {
-			if i%2 == 1 {
-				_, err = a.dialogs["base"].Append(dialog.Message{Role: dialog.RoleAssistant, Content: t})
-			} else {
-				err = a.Receive(t)
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
+	}
+	return func() error {
+		if err := a.Fork("base", "turn", 0, 0, true); err != nil {
+			return err
 		}
-		for b.Loop() {
-			if err := a.Fork("base", "turn", 0, 0, true); err != nil {
-				b.Fatal(err)
-			}
-			if _, _, err := a.Respond(ctx); err != nil {
-				b.Fatal(err)
-			}
-			if err := a.Close("turn"); err != nil {
-				b.Fatal(err)
-			}
+		if _, _, err := a.Respond(ctx); err != nil {
+			return err
 		}
-	})
+		return a.Close("turn")
+	}
 }
