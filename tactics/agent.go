@@ -73,6 +73,7 @@ type Agent struct {
 	ModelName string
 	// Params are the sampling options of every call.
 	Params provider.Params
+	// Limits bound the call loop; the zero value means DefaultLimits.
 	Limits Limits
 	// Context shapes each working copy before a call; nil sends it whole.
 	// ContextName names it in the log.
@@ -280,7 +281,15 @@ func (a *Agent) Respond(ctx context.Context) (*dialog.Message, *Session, error) 
 	return reply, s, nil
 }
 
+func (a *Agent) limits() Limits {
+	if a.Limits == (Limits{}) {
+		return DefaultLimits()
+	}
+	return a.Limits
+}
+
 func (a *Agent) respond(ctx context.Context, canon *dialog.Dialog, s *Session) (*dialog.Message, error) {
+	lim := a.limits()
 	gov := canon.TopPrompt()
 	alias := canon.Alias()
 	work, err := canon.Fork(0, 0, dialog.WithAlias(fmt.Sprintf("%s#1", alias)))
@@ -291,8 +300,8 @@ func (a *Agent) respond(ctx context.Context, canon *dialog.Dialog, s *Session) (
 	seen := map[string]string{} // name+args -> result, for repeated calls
 	rounds := 0
 	for exceptions := 0; ; {
-		tools := gov != nil && len(gov.Functions) > 0 && a.Limits.MaxInterruptSteps > 0
-		reply, err := a.invoke(ctx, work, gov, tools, s)
+		tools := gov != nil && len(gov.Functions) > 0 && lim.MaxInterruptSteps > 0
+		reply, err := a.invoke(ctx, work, gov, tools, lim, s)
 		if err != nil {
 			return nil, err
 		}
@@ -300,7 +309,7 @@ func (a *Agent) respond(ctx context.Context, canon *dialog.Dialog, s *Session) (
 			if err := a.runTools(ctx, work, gov, reply, seen, s); err != nil {
 				return nil, err
 			}
-			if rounds++; rounds >= a.Limits.MaxInterruptSteps {
+			if rounds++; rounds >= lim.MaxInterruptSteps {
 				gov = gov.InterruptFinalPrompt()
 				if _, err := work.PutPrompt(gov, nil); err != nil {
 					return nil, err
@@ -317,7 +326,7 @@ func (a *Agent) respond(ctx context.Context, canon *dialog.Dialog, s *Session) (
 			return stored, nil
 		}
 		var pe *dialog.ParseError
-		if !errors.As(perr, &pe) || exceptions >= a.Limits.MaxExceptionRetry {
+		if !errors.As(perr, &pe) || exceptions >= lim.MaxExceptionRetry {
 			return nil, perr
 		}
 		// Retry on a fork of the failed attempt, so it stays a branch.
@@ -358,7 +367,7 @@ func parseReply(gov *dialog.Prompt, reply *dialog.Message) error {
 
 // invoke sends the working dialog to the model, retrying as Limits allow,
 // appends the reply to it and returns the stored reply.
-func (a *Agent) invoke(ctx context.Context, work *dialog.Dialog, gov *dialog.Prompt, tools bool, s *Session) (*dialog.Message, error) {
+func (a *Agent) invoke(ctx context.Context, work *dialog.Dialog, gov *dialog.Prompt, tools bool, lim Limits, s *Session) (*dialog.Message, error) {
 	msgs, err := a.fit(ctx, work)
 	if err != nil {
 		return nil, err
@@ -411,11 +420,11 @@ func (a *Agent) invoke(ctx context.Context, work *dialog.Dialog, gov *dialog.Pro
 		switch {
 		case pe.Kind == provider.ErrCancelled || ctx.Err() != nil:
 			return nil, err
-		case pe.Retryable() && attempt <= a.Limits.MaxRetries:
-			if err := sleep(ctx, a.backoff(attempt, pe.Retry)); err != nil {
+		case pe.Retryable() && attempt <= lim.MaxRetries:
+			if err := sleep(ctx, lim.backoff(attempt, pe.Retry)); err != nil {
 				return nil, err
 			}
-		case !pe.Retryable() && recalls < a.Limits.MaxLLMRecall:
+		case !pe.Retryable() && recalls < lim.MaxLLMRecall:
 			recalls++
 		default:
 			return nil, err
@@ -424,8 +433,8 @@ func (a *Agent) invoke(ctx context.Context, work *dialog.Dialog, gov *dialog.Pro
 }
 
 // backoff is the wait before retry n (1-based).
-func (a *Agent) backoff(n int, retryAfter time.Duration) time.Duration {
-	base, most := a.Limits.BackoffBase, a.Limits.BackoffMax
+func (l Limits) backoff(n int, retryAfter time.Duration) time.Duration {
+	base, most := l.BackoffBase, l.BackoffMax
 	if base <= 0 {
 		base = time.Second
 	}

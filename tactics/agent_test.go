@@ -286,3 +286,20 @@ func TestAgentAliases(t *testing.T) {
 		t.Fatal("Receive with the current dialog closed succeeded")
 	}
 }
+
+func TestBackoffBoundsAndZeroLimits(t *testing.T) {
+	l := Limits{BackoffBase: 100 * time.Millisecond, BackoffMax: time.Second}
+	for n, want := range map[int]time.Duration{1: 100 * time.Millisecond, 2: 200 * time.Millisecond, 4: 800 * time.Millisecond, 9: time.Second, 80: time.Second} {
+		for range 50 {
+			if d := l.backoff(n, 0); d < want/2 || d > want {
+				t.Fatalf("backoff(%d) = %v, want in [%v, %v]", n, d, want/2, want)
+			}
+		}
+	}
+	if d := l.backoff(1, 3*time.Second); d != 3*time.Second {
+		t.Fatalf("Retry-After not honoured: %v", d)
+	}
+	if (&Agent{}).limits() != DefaultLimits() {
+		t.Fatal("zero Limits do not mean DefaultLimits")
+	}
+}
