@@ -187,6 +187,10 @@ type ContextAction struct {
 	TokensBefore   int    `json:"tokens_before"`
 	TokensAfter    int    `json:"tokens_after"`
 	Note           string `json:"note,omitempty"`
+	// Archived and Summary describe a summary: how many of the oldest
+	// messages were folded into it, and its text.
+	Archived int    `json:"archived,omitempty"`
+	Summary  string `json:"summary,omitempty"`
 }
 
 // TacticStart records a tactic (or sub-tactic) call beginning.

@@ -87,6 +87,9 @@ func TestRespondWithSummaryManager(t *testing.T) {
 	for _, r := range recs {
 		if r.Kind == logs.KindContext && r.Context.Action == "summary" {
 			summaries++
+			if r.Context.Archived == 0 || !strings.Contains(r.Context.Summary, "They chatted about numbers.") {
+				t.Fatalf("summary record without the archive: %+v", r.Context)
+			}
 			if r.Context.TokensAfter >= r.Context.TokensBefore {
 				t.Fatalf("summary did not shrink: %+v", r.Context)
 			}
