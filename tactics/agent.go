@@ -261,6 +261,9 @@ type Call struct {
 // reply is appended to the dialog; every attempt stays in the tree and the
 // log.
 func (a *Agent) Respond(ctx context.Context) (*dialog.Message, *Session, error) {
+	if a.Model == nil {
+		return nil, nil, fmt.Errorf("agent %s has no model: set Agent.Model (provider.Open)", a.Name)
+	}
 	canon, err := a.Dialog("")
 	if err != nil {
 		return nil, nil, err

@@ -285,6 +285,10 @@ func TestAgentAliases(t *testing.T) {
 	if err := a.Receive("x"); err == nil {
 		t.Fatal("Receive with the current dialog closed succeeded")
 	}
+	a.Model = nil
+	if _, _, err := a.Respond(t.Context()); err == nil || !strings.Contains(err.Error(), "has no model") {
+		t.Fatalf("Respond without a model = %v", err)
+	}
 }
 
 func TestBackoffBoundsAndZeroLimits(t *testing.T) {
