@@ -127,3 +127,52 @@ func TestAgentOnOpenAIWireEndToEnd(t *testing.T) {
 		t.Fatalf("run totals = %+v", tot)
 	}
 }
+
+// The same agent on the real langchaingo Anthropic client, against a local
+// server speaking the messages API: text and tool_use blocks come back as
+// one reply, the image goes out as a base64 block, and usage is mapped.
+func TestAgentOnAnthropicWire(t *testing.T) {
+	srv := providertest.NewAnthropicServer(t,
+		providertest.Reply{Text: "Let me compute.", ToolCalls: []providertest.ToolCall{{ID: "toolu_1", Name: "area", Arguments: `{"w":2,"h":5}`}},
+			Usage: providertest.Usage{Input: 500, Output: 30}},
+		providertest.Reply{Text: "<answer>10</answer>", Usage: providertest.Usage{Input: 560, Cached: 400, Output: 7}},
+	)
+	model, err := provider.Open(t.Context(), "anthropic/claude-sonnet-4-5", provider.Config{BaseURL: srv.BaseURL(), APIKey: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	area, _ := dialog.NewFunction("area", "area of a rectangle", func(_ context.Context, in struct {
+		W int `json:"w"`
+		H int `json:"h"`
+	}) (int, error) {
+		return in.W * in.H, nil
+	})
+	a, run := newAgent(t, model, dialog.MustPrompt("sys", "You measure shapes."))
+	a.ModelName = "anthropic/claude-sonnet-4-5"
+	if err := a.ReceiveImage(dialog.ImageBytes(onePixelPNG), "the rectangle"); err != nil {
+		t.Fatal(err)
+	}
+	ask := dialog.MustPrompt("ask", "Area of {w} by {h}? Answer in <answer></answer>.",
+		dialog.WithFunctions(area), dialog.WithParser(&dialog.TagParser{XMLTags: []string{"answer"}}))
+	a.ReceivePrompt(ask, map[string]any{"w": 2, "h": 5})
+	reply, s, err := a.Respond(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reply.Content != "<answer>10</answer>" || len(s.ToolCalls) != 1 || !strings.Contains(s.ToolCalls[0].Result, "10") {
+		t.Fatalf("reply %q, tool calls %+v", reply.Content, s.ToolCalls)
+	}
+	if want := (dialog.Usage{InputTokens: 1060, CachedInputTokens: 400, OutputTokens: 37}); s.Cost.Usage != want || s.Cost.USD <= 0 {
+		t.Fatalf("cost = %+v, want %+v", s.Cost, want)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 || !strings.Contains(string(reqs[0].Body), `"type":"image"`) || !strings.Contains(string(reqs[1].Body), `"tool_use_id":"toolu_1"`) {
+		t.Fatalf("wire: %d requests\n%s\n%s", len(reqs), reqs[0].Body, reqs[len(reqs)-1].Body)
+	}
+	f, _ := run.forest(t)
+	att := f.Dialog(s.Attempts[0]).Messages()
+	first := att[len(att)-3] // the merged reply: text and tool call in one message
+	if first.Text() != "Let me compute." || len(first.FunctionCalls) != 1 || first.FunctionCalls[0].ID != "toolu_1" {
+		t.Fatalf("merged reply = %+v", first)
+	}
+}
