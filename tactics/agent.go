@@ -320,6 +320,22 @@ func (a *Agent) respond(ctx context.Context, canon *dialog.Dialog, s *Session) (
 			}
 			continue
 		}
+		if reply.IsFunctionCall() {
+			// Tools were withdrawn (or never offered): every call still needs
+			// an answer on the wire, and asking again counts as a failure.
+			if exceptions >= lim.MaxExceptionRetry {
+				return nil, fmt.Errorf("the model kept calling tools after they were withdrawn (%d times)", exceptions+1)
+			}
+			exceptions++
+			if err := a.answerCalls(work, reply, func(fc dialog.FunctionCall) (dialog.FunctionCall, bool) {
+				fc.Error = "no tools are available now"
+				fc.Result = "Error: no tools are available now. Give your final answer."
+				return fc, false
+			}, s); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		perr := parseReply(gov, reply)
 		if perr == nil {
 			stored, err := canon.Append(*reply)
@@ -529,40 +545,52 @@ func (a *Agent) summarize(ctx context.Context, work *dialog.Dialog, old []*dialo
 		Usage:   resp.Message.Usage, USD: resp.Message.USD}, nil
 }
 
-// runTools runs the tool calls of reply and appends their results to work
-// as tool messages, one per call, rendered with the interrupt prompt.
+// runTools runs the tool calls of reply with gov's functions, answering an
+// identical repeated call from the first one's result.
 func (a *Agent) runTools(ctx context.Context, work *dialog.Dialog, gov *dialog.Prompt, reply *dialog.Message, seen map[string]string, s *Session) error {
 	fns := map[string]*dialog.Function{}
 	for _, f := range gov.Functions {
 		fns[f.Name] = f
 	}
-	interrupt := gov.InterruptPrompt()
+	return a.answerCalls(work, reply, func(fc dialog.FunctionCall) (dialog.FunctionCall, bool) {
+		key := fc.Name + "\x00" + compactJSON(fc.Arguments)
+		if prev, repeated := seen[key]; repeated {
+			fc.Result = "You already called " + fc.Name + " with these arguments. The result was:\n" + prev
+			return fc, true
+		}
+		f := fns[fc.Name]
+		if f == nil {
+			fc.Error = "unknown function " + fc.Name
+			fc.Result = "Error: " + fc.Error
+			return fc, false
+		}
+		done := f.Call(ctx, fc)
+		seen[key] = done.Result
+		return done, false
+	}, s)
+}
+
+// answerCalls answers each tool call of reply with run's result (and
+// whether it repeats an earlier call): a tool_call record, and a tool
+// message (the interrupt prompt rendered with the result) appended to work.
+func (a *Agent) answerCalls(work *dialog.Dialog, reply *dialog.Message, run func(dialog.FunctionCall) (dialog.FunctionCall, bool), s *Session) error {
+	interrupt := work.TopPrompt().InterruptPrompt()
 	for _, fc := range reply.FunctionCalls {
 		start := time.Now()
-		key := fc.Name + "\x00" + compactJSON(fc.Arguments)
-		rec := &logs.ToolCall{Agent: a.Name, CallID: fc.ID, Name: fc.Name, Arguments: fc.Arguments}
-		var done dialog.FunctionCall
-		switch prev, repeated := seen[key]; {
-		case repeated:
-			done = fc
-			done.Result = "You already called " + fc.Name + " with these arguments. The result was:\n" + prev
-			rec.Repeated = true
-		case fns[fc.Name] == nil:
-			done = fc
-			done.Error = "unknown function " + fc.Name
-			done.Result = "Error: " + done.Error
-		default:
-			done = fns[fc.Name].Call(ctx, fc)
-			seen[key] = done.Result
-		}
-		rec.Result, rec.Error, rec.LatencyMS = done.Result, done.Error, ms(time.Since(start))
+		done, repeated := run(fc)
+		rec := &logs.ToolCall{Agent: a.Name, CallID: fc.ID, Name: fc.Name, Arguments: fc.Arguments,
+			Result: done.Result, Error: done.Error, Repeated: repeated,
+			LatencyMS: ms(time.Since(start))}
 		s.ToolCalls = append(s.ToolCalls, done)
 		if err := a.write(&logs.Record{Kind: logs.KindToolCall, Dialog: work.ID(), ToolCall: rec}); err != nil {
 			return err
 		}
-		text, err := interrupt.Render(map[string]any{"call_results": done.Result})
-		if err != nil {
-			return err
+		text := done.Result
+		if interrupt != nil {
+			var err error
+			if text, err = interrupt.Render(map[string]any{"call_results": done.Result}); err != nil {
+				return err
+			}
 		}
 		msg := dialog.Message{Role: dialog.RoleTool, Name: fc.Name, ToolCallID: fc.ID, Content: text,
 			Modality: dialog.ModalityText, FunctionCalls: []dialog.FunctionCall{done}}

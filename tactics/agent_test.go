@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -305,5 +306,40 @@ func TestBackoffBoundsAndZeroLimits(t *testing.T) {
 	}
 	if (&Agent{}).limits() != DefaultLimits() {
 		t.Fatal("zero Limits do not mean DefaultLimits")
+	}
+}
+
+// A model that asks for tools after they were withdrawn gets every call
+// answered (so the wire protocol holds) and a bounded number of chances.
+func TestToolCallsAfterWithdrawal(t *testing.T) {
+	add, _ := dialog.NewFunction("add", "adds", func(_ context.Context, in struct{ A, B int }) (int, error) { return in.A + in.B, nil })
+	p := dialog.MustPrompt("calc", "Compute.", dialog.WithFunctions(add))
+	m := &script{replies: []any{toolCall("c1", "add", `{"A":1,"B":2}`), toolCall("c2", "add", `{"A":2,"B":2}`), text("3")}}
+	a, run := newAgent(t, m, nil)
+	a.Limits.MaxInterruptSteps = 1
+	a.ReceivePrompt(p, nil)
+	reply, s, err := a.Respond(t.Context())
+	if err != nil || reply.Content != "3" || len(s.ToolCalls) != 2 || s.ToolCalls[1].Error == "" {
+		t.Fatalf("reply %v err %v calls %+v", reply, err, s.ToolCalls)
+	}
+	last := m.reqs[2].Messages
+	if tm := last[len(last)-1]; tm.Role != dialog.RoleTool || tm.ToolCallID != "c2" || !strings.Contains(tm.Content, "no tools are available") || len(m.reqs[2].Tools) != 0 {
+		t.Fatalf("answer to a withdrawn call = %+v", tm)
+	}
+	_, recs := run.forest(t)
+	if count(recs, logs.KindToolCall) != 2 {
+		t.Fatalf("%d tool_call records", count(recs, logs.KindToolCall))
+	}
+
+	calls := make([]any, 10)
+	for i := range calls {
+		calls[i] = toolCall(fmt.Sprintf("c%d", i), "add", fmt.Sprintf(`{"A":%d,"B":0}`, i))
+	}
+	m2 := &script{replies: calls}
+	a2, _ := newAgent(t, m2, nil)
+	a2.Limits.MaxInterruptSteps, a2.Limits.MaxExceptionRetry = 1, 2
+	a2.ReceivePrompt(p, nil)
+	if _, _, err := a2.Respond(t.Context()); err == nil || !strings.Contains(err.Error(), "withdrawn") || len(m2.reqs) != 4 {
+		t.Fatalf("err %v after %d requests, want an error after 4", err, len(m2.reqs))
 	}
 }
