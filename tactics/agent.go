@@ -284,6 +284,12 @@ func (a *Agent) Respond(ctx context.Context) (*dialog.Message, *Session, error) 
 	return reply, s, nil
 }
 
+// provider is the provider part of ModelName.
+func (a *Agent) provider() string {
+	p, _, _ := strings.Cut(a.ModelName, "/")
+	return p
+}
+
 func (a *Agent) limits() Limits {
 	if a.Limits == (Limits{}) {
 		return DefaultLimits()
@@ -409,7 +415,7 @@ func (a *Agent) invoke(ctx context.Context, work *dialog.Dialog, gov *dialog.Pro
 		start := time.Now()
 		resp, err := a.Model.Generate(ctx, req)
 		latency := time.Since(start)
-		rec := &logs.ModelCall{Agent: a.Name, Model: a.ModelName, Call: call, Attempt: attempt,
+		rec := &logs.ModelCall{Agent: a.Name, Provider: a.provider(), Model: a.ModelName, Call: call, Attempt: attempt,
 			RequestDigest: digest, Params: paramsJSON(a.Params), LatencyMS: ms(latency)}
 		c := Call{Dialog: work.ID(), Attempt: attempt, Digest: digest, Latency: latency, Err: err}
 		if err == nil {
@@ -526,7 +532,7 @@ func (a *Agent) summarize(ctx context.Context, work *dialog.Dialog, old []*dialo
 	req := &provider.Request{Model: a.ModelName, Messages: msgs, Params: a.Params}
 	start := time.Now()
 	resp, err := a.Model.Generate(ctx, req)
-	rec := &logs.ModelCall{Agent: a.Name, Model: a.ModelName, Attempt: 1, RequestDigest: req.Digest(),
+	rec := &logs.ModelCall{Agent: a.Name, Provider: a.provider(), Model: a.ModelName, Attempt: 1, RequestDigest: req.Digest(),
 		Params: paramsJSON(a.Params), LatencyMS: ms(time.Since(start))}
 	if err != nil {
 		pe := provider.AsError(a.ModelName, err)
