@@ -1,0 +1,153 @@
+package config
+
+import (
+	"cmp"
+	"errors"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// derive sets c's fields from c.tree, checking the type of every known
+// field. It reports all type errors at once.
+func (c *Config) derive() error {
+	var errs []*Error
+	bad := func(p pos, format string, args ...any) { errs = append(errs, p.errorf(format, args...)) }
+	tree := c.tree
+
+	str := func(m map[string]any, path []string, key string) string {
+		v, ok := m[key]
+		if !ok || v == nil {
+			return ""
+		}
+		s, ok := v.(string)
+		if !ok {
+			bad(c.pos.lookup(append(path, key)...), "%s must be a string, not %s", dotted(path, key), describe(v))
+		}
+		return s
+	}
+	free := func(m map[string]any, path []string, key string) map[string]any {
+		v, ok := m[key]
+		if !ok || v == nil {
+			return nil
+		}
+		fm, ok := v.(map[string]any)
+		if !ok {
+			bad(c.pos.lookup(append(path, key)...), "%s must be a mapping, not %s", dotted(path, key), describe(v))
+			return nil
+		}
+		return copyMap(fm)
+	}
+	integer := func(m map[string]any, path []string, key string) *int {
+		v, ok := m[key]
+		if !ok || v == nil {
+			return nil
+		}
+		n, ok := toInt(v)
+		if !ok || n < 0 {
+			bad(c.pos.lookup(append(path, key)...), "%s must be a non-negative integer, not %s", dotted(path, key), describe(v))
+			return nil
+		}
+		return &n
+	}
+	agent := func(m map[string]any, path []string) Agent {
+		return Agent{
+			Name:              str(m, path, "name"),
+			ModelName:         str(m, path, "model_name"),
+			SystemPrompt:      str(m, path, "system_prompt"),
+			SystemPromptPath:  str(m, path, "system_prompt_path"),
+			APIKeyEnv:         str(m, path, "api_key_env"),
+			BaseURL:           str(m, path, "base_url"),
+			ModelArgs:         free(m, path, "model_args"),
+			MaxExceptionRetry: integer(m, path, "max_exception_retry"),
+			MaxInterruptSteps: integer(m, path, "max_interrupt_steps"),
+			MaxLLMRecall:      integer(m, path, "max_llm_recall"),
+			ContextManager:    free(m, path, "context_manager"),
+		}
+	}
+
+	c.TacticType = str(tree, nil, "tactic_type")
+	c.LogDir = str(tree, nil, "log_dir")
+	c.ContextManager = free(tree, nil, "context_manager")
+	c.Params = free(tree, nil, "params")
+	c.Mock = free(tree, nil, "mock")
+
+	c.Global = Agent{}
+	global := map[string]any{}
+	switch g := tree["global"].(type) {
+	case nil:
+	case map[string]any:
+		global = g
+		c.Global = agent(g, []string{"global"})
+	default:
+		bad(c.pos.lookup("global"), "global must be a mapping, not %s", describe(g))
+	}
+
+	c.Agents = nil
+	var entries []map[string]any
+	switch list := tree["agent_configs"].(type) {
+	case nil:
+	case []any:
+		for i, e := range list {
+			path := []string{"agent_configs", strconv.Itoa(i)}
+			m, ok := e.(map[string]any)
+			if !ok {
+				bad(c.pos.lookup(path...), "agent_configs[%d] must be a mapping, not %s", i, describe(e))
+				continue
+			}
+			agent(m, path) // type-check the entry as written
+			entries = append(entries, m)
+		}
+	default:
+		bad(c.pos.lookup("agent_configs"), "agent_configs must be a list of agents, not %s", describe(list))
+	}
+	if len(errs) > 0 {
+		slices.SortStableFunc(errs, func(a, b *Error) int {
+			return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+		})
+		out := make([]error, len(errs))
+		for i, e := range errs {
+			out[i] = e
+		}
+		return errors.Join(out...)
+	}
+	// Both halves are type-checked, so merging cannot add errors.
+	for _, m := range entries {
+		c.Agents = append(c.Agents, agent(deepMerge(global, m), nil))
+	}
+	return nil
+}
+
+// toInt converts a YAML integer to int.
+func toInt(v any) (int, bool) {
+	switch v := v.(type) {
+	case int:
+		return v, true
+	case int64:
+		if v >= math.MinInt && v <= math.MaxInt {
+			return int(v), true
+		}
+	case uint64:
+		if v <= math.MaxInt {
+			return int(v), true
+		}
+	}
+	return 0, false
+}
+
+// dotted formats a path and key as "agent_configs[0].model_name".
+func dotted(path []string, key string) string {
+	var b strings.Builder
+	for i, p := range append(slices.Clip(path), key) {
+		if _, err := strconv.Atoi(p); err == nil && i > 0 {
+			b.WriteString("[" + p + "]")
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}

@@ -1,0 +1,155 @@
+package config
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// field says what a known key holds.
+type field uint8
+
+const (
+	fString field = iota // a string
+	fInt                 // a non-negative integer
+	fFree                // a mapping with any keys
+	fGlobal              // the global agent defaults
+	fAgents              // the list of agent entries
+	fEntry               // one agent entry
+)
+
+// topKeys are the keys allowed at the top level of a config.
+var topKeys = map[string]field{
+	"tactic_type":     fString,
+	"base":            fString,
+	"global":          fGlobal,
+	"agent_configs":   fAgents,
+	"context_manager": fFree,
+	"params":          fFree,
+	"log_dir":         fString,
+	"mock":            fFree,
+}
+
+// agentKeys are the keys allowed in an agent entry; global allows the
+// same except name.
+var agentKeys = map[string]field{
+	"name":                fString,
+	"model_name":          fString,
+	"system_prompt":       fString,
+	"system_prompt_path":  fString,
+	"api_key_env":         fString,
+	"base_url":            fString,
+	"model_args":          fFree,
+	"max_exception_retry": fInt,
+	"max_interrupt_steps": fInt,
+	"max_llm_recall":      fInt,
+	"context_manager":     fFree,
+}
+
+// Sorted key names, for suggestions and messages.
+var (
+	topKeyNames    = sortedKeys(topKeys)
+	agentKeyNames  = sortedKeys(agentKeys)
+	globalKeyNames = slices.DeleteFunc(sortedKeys(agentKeys), func(s string) bool { return s == "name" })
+)
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// checkKeys reports every unknown key in the known structure of tree
+// (top level, global, agent entries), ordered by position.
+func checkKeys(tree map[string]any, pt *posTree) []error {
+	var errs []*Error
+	unknown := func(where string, path []string, key string, allowed []string) {
+		p := pt.lookup(append(path, key)...)
+		e := p.errorf("unknown key %q %s%s", key, where, hint(key, allowed))
+		errs = append(errs, e)
+	}
+	for _, k := range sortedKeys(tree) {
+		if _, ok := topKeys[k]; !ok {
+			unknown("at top level", nil, k, topKeyNames)
+		}
+	}
+	if g, ok := tree["global"].(map[string]any); ok {
+		for _, k := range sortedKeys(g) {
+			if k == "name" {
+				p := pt.lookup("global", k)
+				errs = append(errs, p.errorf("name is not allowed in global: name each agent in agent_configs"))
+			} else if _, ok := agentKeys[k]; !ok {
+				unknown("in global", []string{"global"}, k, globalKeyNames)
+			}
+		}
+	}
+	if list, ok := tree["agent_configs"].([]any); ok {
+		for i, e := range list {
+			m, ok := e.(map[string]any)
+			if !ok {
+				continue
+			}
+			idx := strconv.Itoa(i)
+			for _, k := range sortedKeys(m) {
+				if _, ok := agentKeys[k]; !ok {
+					unknown(fmt.Sprintf("in agent_configs[%d]", i), []string{"agent_configs", idx}, k, agentKeyNames)
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(errs, func(a, b *Error) int {
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+	})
+	out := make([]error, len(errs))
+	for i, e := range errs {
+		out[i] = e
+	}
+	return out
+}
+
+// suggest returns the candidate closest to s by edit distance, if it is
+// close enough to be a likely typo.
+func suggest(s string, candidates []string) (string, bool) {
+	if utf8.RuneCountInString(s) > 64 {
+		return "", false
+	}
+	best, bestD := "", -1
+	for _, c := range candidates {
+		d := levenshtein(s, c)
+		if bestD < 0 || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	limit := max(2, utf8.RuneCountInString(s)/3)
+	if bestD < 0 || bestD > limit || bestD >= utf8.RuneCountInString(best) {
+		return "", false
+	}
+	return best, true
+}
+
+// levenshtein returns the edit distance between a and b in runes.
+func levenshtein(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
