@@ -87,6 +87,7 @@ type Agent struct {
 	Stream func(ctx context.Context, c provider.Chunk) error
 
 	mu      sync.Mutex
+	onCall  func(*CallSession) // set by the tactic Session that made the agent
 	dialogs map[string]*dialog.Dialog
 	current string
 	calls   int // model invocations so far, numbering model_call records
@@ -227,8 +228,9 @@ func (a *Agent) ReceiveImage(src dialog.ImageSource, caption string, opts ...dia
 	return err
 }
 
-// Session is what one Respond did.
-type Session struct {
+// CallSession is what one Respond did: its attempts, model and tool calls,
+// cost and final state.
+type CallSession struct {
 	Agent  string
 	Dialog string // the canonical dialog's id
 	// Attempts are the working dialogs, one per parse attempt, in order;
@@ -242,7 +244,7 @@ type Session struct {
 	State string
 }
 
-// Call is one model invocation of a Session.
+// Call is one model invocation of a CallSession.
 type Call struct {
 	Dialog  string // the working dialog
 	Attempt int    // 1 for the first try of this request
@@ -260,7 +262,7 @@ type Call struct {
 // exception prompt, up to MaxExceptionRetry times. Only the final, parsed
 // reply is appended to the dialog; every attempt stays in the tree and the
 // log.
-func (a *Agent) Respond(ctx context.Context) (*dialog.Message, *Session, error) {
+func (a *Agent) Respond(ctx context.Context) (*dialog.Message, *CallSession, error) {
 	if a.Model == nil {
 		return nil, nil, fmt.Errorf("agent %s has no model: set Agent.Model (provider.Open)", a.Name)
 	}
@@ -268,8 +270,11 @@ func (a *Agent) Respond(ctx context.Context) (*dialog.Message, *Session, error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	s := &Session{Agent: a.Name, Dialog: canon.ID()}
+	s := &CallSession{Agent: a.Name, Dialog: canon.ID()}
 	reply, err := a.respond(ctx, canon, s)
+	if a.onCall != nil {
+		a.onCall(s)
+	}
 	switch {
 	case err == nil:
 		s.State = "ok"
@@ -297,7 +302,7 @@ func (a *Agent) limits() Limits {
 	return a.Limits
 }
 
-func (a *Agent) respond(ctx context.Context, canon *dialog.Dialog, s *Session) (*dialog.Message, error) {
+func (a *Agent) respond(ctx context.Context, canon *dialog.Dialog, s *CallSession) (*dialog.Message, error) {
 	lim := a.limits()
 	gov := canon.TopPrompt()
 	alias := canon.Alias()
@@ -392,7 +397,7 @@ func parseReply(gov *dialog.Prompt, reply *dialog.Message) error {
 
 // invoke sends the working dialog to the model, retrying as Limits allow,
 // appends the reply to it and returns the stored reply.
-func (a *Agent) invoke(ctx context.Context, work *dialog.Dialog, gov *dialog.Prompt, tools bool, lim Limits, s *Session) (*dialog.Message, error) {
+func (a *Agent) invoke(ctx context.Context, work *dialog.Dialog, gov *dialog.Prompt, tools bool, lim Limits, s *CallSession) (*dialog.Message, error) {
 	msgs, err := a.fit(ctx, work)
 	if err != nil {
 		return nil, err
@@ -553,7 +558,7 @@ func (a *Agent) summarize(ctx context.Context, work *dialog.Dialog, old []*dialo
 
 // runTools runs the tool calls of reply with gov's functions, answering an
 // identical repeated call from the first one's result.
-func (a *Agent) runTools(ctx context.Context, work *dialog.Dialog, gov *dialog.Prompt, reply *dialog.Message, seen map[string]string, s *Session) error {
+func (a *Agent) runTools(ctx context.Context, work *dialog.Dialog, gov *dialog.Prompt, reply *dialog.Message, seen map[string]string, s *CallSession) error {
 	fns := map[string]*dialog.Function{}
 	for _, f := range gov.Functions {
 		fns[f.Name] = f
@@ -579,7 +584,7 @@ func (a *Agent) runTools(ctx context.Context, work *dialog.Dialog, gov *dialog.P
 // answerCalls answers each tool call of reply with run's result (and
 // whether it repeats an earlier call): a tool_call record, and a tool
 // message (the interrupt prompt rendered with the result) appended to work.
-func (a *Agent) answerCalls(work *dialog.Dialog, reply *dialog.Message, run func(dialog.FunctionCall) (dialog.FunctionCall, bool), s *Session) error {
+func (a *Agent) answerCalls(work *dialog.Dialog, reply *dialog.Message, run func(dialog.FunctionCall) (dialog.FunctionCall, bool), s *CallSession) error {
 	interrupt := work.TopPrompt().InterruptPrompt()
 	for _, fc := range reply.FunctionCalls {
 		start := time.Now()

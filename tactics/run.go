@@ -1,0 +1,236 @@
+package tactics
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/lllm-go/lllm/contextmgr"
+	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/logs"
+	"github.com/lllm-go/lllm/runtime/config"
+	"github.com/lllm-go/lllm/runtime/provider"
+)
+
+// RunOptions adjust Run.
+type RunOptions struct {
+	// LogDir is the log root; empty uses the config's log_dir, then
+	// logs.DefaultRoot.
+	LogDir string
+	// HTTPClient sends the providers' requests; nil uses the default.
+	HTTPClient *http.Client
+	// Seed is recorded in the run's log.
+	Seed int64
+}
+
+// Result is how a run ended.
+type Result struct {
+	RunID  string
+	Dir    string
+	Status logs.Status
+	// Result is the tactic's output as JSON; nil when it failed.
+	Result json.RawMessage
+	Error  string
+	Totals logs.Totals
+}
+
+// ConfigError is a problem with a config or its parts (unknown tactic,
+// bad model_args, unknown provider or context manager): the run never
+// started and nothing was logged.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Run runs cfg's tactic on task with the agents cfg defines, recording
+// everything in a new run log. A config problem is a *ConfigError and
+// starts no run. Once the run has started, a failure or cancellation of the
+// tactic is reported in the Result (and the log, which is always finished),
+// with a nil error.
+func Run(ctx context.Context, cfg *config.Config, task string, opts RunOptions) (*Result, error) {
+	t, agents, err := prepare(ctx, cfg, opts.HTTPClient)
+	if err != nil {
+		return nil, err
+	}
+	start, err := logs.NewRunStart(ctx, cfg.TacticType, cfg.Resolved(), task, opts.Seed)
+	if err != nil {
+		return nil, &ConfigError{err}
+	}
+	root := opts.LogDir
+	if root == "" {
+		root = cfg.LogDir
+	}
+	w, run, err := logs.Create(root, start, logs.Options{})
+	if err != nil {
+		return nil, err
+	}
+	for _, mk := range agents {
+		mk.log = w
+	}
+	s := NewSession(cfg.TacticType, t, agentMakers(agents), w)
+	out, err := s.Run(ctx, task)
+	res := &Result{RunID: run.ID, Dir: run.Dir, Status: logs.StatusOK}
+	end := logs.RunEnd{Status: logs.StatusOK}
+	if err == nil {
+		res.Result, err = json.Marshal(out)
+		end.Result = res.Result
+	}
+	if err != nil {
+		res.Status, res.Error, res.Result = statusOf(ctx, err), err.Error(), nil
+		end.Status, end.Error, end.Result = res.Status, res.Error, nil
+	}
+	if ferr := w.Finish(end); ferr != nil {
+		return res, fmt.Errorf("finishing the run log: %w", ferr)
+	}
+	res.Totals = w.Totals()
+	return res, nil
+}
+
+// agentSpec is everything needed to make fresh agents of one config entry.
+type agentSpec struct {
+	name   string
+	system *dialog.Prompt
+	model  provider.Model
+	full   string
+	params provider.Params
+	limits Limits
+	cm     contextmgr.Manager
+	cmName string
+	tokens *contextmgr.Tokenizer
+	log    Log
+}
+
+func (sp *agentSpec) make() *Agent {
+	return &Agent{Name: sp.name, System: sp.system, Model: sp.model, ModelName: sp.full,
+		Params: sp.params, Limits: sp.limits, Context: sp.cm, ContextName: sp.cmName,
+		Tokens: sp.tokens, Log: sp.log}
+}
+
+func agentMakers(specs map[string]*agentSpec) map[string]func() *Agent {
+	out := make(map[string]func() *Agent, len(specs))
+	for n, sp := range specs {
+		out[n] = sp.make
+	}
+	return out
+}
+
+// prepare checks cfg and builds its tactic and the makers of its agents,
+// opening each agent's model (which touches no network). Every problem is
+// reported at once, as a *ConfigError.
+func prepare(ctx context.Context, cfg *config.Config, client *http.Client) (Tactic, map[string]*agentSpec, error) {
+	t, err := New(cfg.TacticType, cfg.Params)
+	if err != nil {
+		return nil, nil, &ConfigError{fmt.Errorf("%s: %w", cfg.Path, err)}
+	}
+	if errs := config.Validate(cfg, t.Agents()); len(errs) > 0 {
+		return nil, nil, &ConfigError{errors.Join(errs...)}
+	}
+	mock, err := mockConfig(cfg.Mock)
+	if err != nil {
+		return nil, nil, &ConfigError{fmt.Errorf("%s: mock: %w", cfg.Path, err)}
+	}
+	tokens := contextmgr.NewTokenizer()
+	specs := map[string]*agentSpec{}
+	var errs []error
+	for _, ac := range cfg.Agents {
+		sp, err := newSpec(ctx, cfg, ac, mock, client, tokens)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: agent %s: %w", cfg.Path, ac.Name, err))
+			continue
+		}
+		specs[ac.Name] = sp
+	}
+	if len(errs) > 0 {
+		return nil, nil, &ConfigError{errors.Join(errs...)}
+	}
+	return t, specs, nil
+}
+
+func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, mock *provider.MockConfig, client *http.Client, tokens *contextmgr.Tokenizer) (*agentSpec, error) {
+	if ac.SystemPromptPath != "" {
+		return nil, fmt.Errorf("system_prompt_path %q: prompt files are not supported yet; use system_prompt", ac.SystemPromptPath)
+	}
+	system, err := dialog.NewPrompt(ac.Name+"/system", ac.SystemPrompt)
+	if err != nil {
+		return nil, fmt.Errorf("system_prompt: %w", err)
+	}
+	params, err := paramsOf(ac.ModelArgs)
+	if err != nil {
+		return nil, err
+	}
+	model, err := provider.Open(ctx, ac.ModelName, provider.Config{APIKeyEnv: ac.APIKeyEnv, BaseURL: ac.BaseURL, HTTPClient: client, Mock: mock})
+	if err != nil {
+		return nil, err
+	}
+	lim := DefaultLimits()
+	for _, f := range []struct {
+		v   *int
+		dst *int
+	}{{ac.MaxExceptionRetry, &lim.MaxExceptionRetry}, {ac.MaxInterruptSteps, &lim.MaxInterruptSteps}, {ac.MaxLLMRecall, &lim.MaxLLMRecall}} {
+		if f.v != nil {
+			*f.dst = *f.v
+		}
+	}
+	cmCfg := ac.ContextManager
+	if cmCfg == nil {
+		cmCfg = cfg.ContextManager
+	}
+	sp := &agentSpec{name: ac.Name, system: system, model: model, full: ac.ModelName, params: params, limits: lim, tokens: tokens}
+	if cmCfg != nil {
+		if sp.cm, err = contextmgr.New(cmCfg); err != nil {
+			return nil, fmt.Errorf("context_manager: %w", err)
+		}
+		sp.cmName = fmt.Sprint(cmCfg["type"])
+		if cmCfg["type"] == nil {
+			sp.cmName = "default"
+		}
+	}
+	return sp, nil
+}
+
+// paramsOf reads model_args into Params; an unknown key is an error.
+func paramsOf(args map[string]any) (provider.Params, error) {
+	var p provider.Params
+	known := []string{"max_tokens", "seed", "stop", "temperature", "top_k", "top_p"}
+	for k := range args {
+		if !slices.Contains(known, k) {
+			msg := fmt.Sprintf("model_args: unknown key %q", k)
+			if s := closest(k, known); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			return p, fmt.Errorf("%s; accepted: %s", msg, strings.Join(known, ", "))
+		}
+	}
+	b, err := json.Marshal(args)
+	if err == nil {
+		err = json.Unmarshal(b, &p)
+	}
+	if err != nil {
+		return p, fmt.Errorf("model_args: %w", err)
+	}
+	return p, nil
+}
+
+// mockConfig decodes the config's mock section.
+func mockConfig(m map[string]any) (*provider.MockConfig, error) {
+	if m == nil {
+		return nil, nil
+	}
+	b, err := yaml.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	var mc provider.MockConfig
+	dec := yaml.NewDecoder(strings.NewReader(string(b)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&mc); err != nil {
+		return nil, err
+	}
+	return &mc, nil
+}

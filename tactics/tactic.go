@@ -1,0 +1,252 @@
+package tactics
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/logs"
+)
+
+// Tactic is a research strategy: a Go program that drives agents to answer
+// a task. Register a factory for it in init, and name it in a config's
+// tactic_type.
+type Tactic interface {
+	// Agents names the agents the tactic needs; the config must define
+	// each under agent_configs.
+	Agents() []string
+	// Call runs the tactic on one task and returns its result, which must
+	// encode to JSON.
+	Call(ctx context.Context, s *Session, task string) (any, error)
+}
+
+// Factory builds a tactic from the params of its config. It must reject
+// params it does not know, with an error naming them.
+type Factory func(params map[string]any) (Tactic, error)
+
+var registry = struct {
+	sync.RWMutex
+	m map[string]Factory
+}{m: map[string]Factory{}}
+
+// Register makes a tactic available under name. It panics when name is
+// empty or taken, or f is nil, which are programming errors of init code,
+// as database/sql.Register does.
+func Register(name string, f Factory) {
+	registry.Lock()
+	defer registry.Unlock()
+	switch {
+	case name == "":
+		panic("tactics: Register with an empty name")
+	case f == nil:
+		panic("tactics: Register " + name + " with a nil factory")
+	case registry.m[name] != nil:
+		panic("tactics: Register called twice for " + name)
+	}
+	registry.m[name] = f
+}
+
+// Names lists the registered tactics, sorted.
+func Names() []string {
+	registry.RLock()
+	defer registry.RUnlock()
+	names := make([]string, 0, len(registry.m))
+	for n := range registry.m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// New builds the registered tactic name with params. An unknown name is an
+// error listing the registered ones, with a suggestion when one is close.
+func New(name string, params map[string]any) (Tactic, error) {
+	registry.RLock()
+	f := registry.m[name]
+	registry.RUnlock()
+	if f == nil {
+		names := Names()
+		msg := fmt.Sprintf("unknown tactic %q", name)
+		if s := closest(name, names); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		return nil, fmt.Errorf("%s; registered tactics: %s", msg, strings.Join(names, ", "))
+	}
+	t, err := f(params)
+	if err != nil {
+		return nil, fmt.Errorf("tactic %s: %w", name, err)
+	}
+	return t, nil
+}
+
+// closest is the name within edit distance 2 of s (or a third of its
+// length) nearest to it, or "".
+func closest(s string, names []string) string {
+	best, bestD := "", max(2, len(s)/3)+1
+	for _, n := range names {
+		if d := editDistance(s, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// Session is one tactic call: the agents it may use, its log, and what it
+// cost. Sub-tactic calls get sessions of their own that share the agents'
+// templates and the log.
+type Session struct {
+	ID     string
+	Tactic string
+	Parent string // the calling session's ID, for a sub-tactic
+
+	agents map[string]func() *Agent
+	log    Log
+	tactic Tactic
+
+	mu    sync.Mutex
+	made  map[string]*Agent
+	calls []*CallSession
+}
+
+// NewSession prepares a call of tactic t, registered as name. agents makes
+// a fresh agent for each name the tactic asks for; log may be nil.
+func NewSession(name string, t Tactic, agents map[string]func() *Agent, log Log) *Session {
+	return &Session{ID: newSessionID(), Tactic: name, tactic: t, agents: agents, log: log}
+}
+
+func newSessionID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Agent returns the session's agent name, made on first use. Its calls are
+// counted in the session's cost.
+func (s *Session) Agent(name string) (*Agent, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a := s.made[name]; a != nil {
+		return a, nil
+	}
+	mk := s.agents[name]
+	if mk == nil {
+		names := make([]string, 0, len(s.agents))
+		for n := range s.agents {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		return nil, fmt.Errorf("tactic %s: no agent %q (configured: %s)", s.Tactic, name, strings.Join(names, ", "))
+	}
+	a := mk()
+	a.onCall = s.record
+	if s.made == nil {
+		s.made = map[string]*Agent{}
+	}
+	s.made[name] = a
+	return a, nil
+}
+
+func (s *Session) record(c *CallSession) {
+	s.mu.Lock()
+	s.calls = append(s.calls, c)
+	s.mu.Unlock()
+}
+
+// Calls returns the agent calls made in the session so far.
+func (s *Session) Calls() []*CallSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls)
+}
+
+// Cost sums the cost of the session's agent calls.
+func (s *Session) Cost() dialog.Cost {
+	var c dialog.Cost
+	for _, call := range s.Calls() {
+		c = c.Add(call.Cost)
+	}
+	return c
+}
+
+// Run calls the session's tactic on task, recording tactic_start and
+// tactic_end in the log.
+func (s *Session) Run(ctx context.Context, task string) (any, error) {
+	taskJSON, _ := json.Marshal(task) // a string always encodes
+	if err := s.write(&logs.Record{Kind: logs.KindTacticStart, TacticStart: &logs.TacticStart{
+		Session: s.ID, Parent: s.Parent, Tactic: s.Tactic, Task: taskJSON}}); err != nil {
+		return nil, err
+	}
+	result, err := s.tactic.Call(ctx, s, task)
+	end := &logs.TacticEnd{Session: s.ID, Tactic: s.Tactic, Status: logs.StatusOK, Cost: s.Cost()}
+	if err == nil {
+		if end.Result, err = json.Marshal(result); err != nil {
+			err = fmt.Errorf("tactic %s: result does not encode to JSON: %w", s.Tactic, err)
+		}
+	}
+	if err != nil {
+		end.Status, end.Error = statusOf(ctx, err), err.Error()
+	}
+	if werr := s.write(&logs.Record{Kind: logs.KindTacticEnd, TacticEnd: end}); werr != nil && err == nil {
+		err = werr
+	}
+	return result, err
+}
+
+// Sub calls another registered tactic as part of this one, with the same
+// agents and log; its cost counts in this session's too.
+func (s *Session) Sub(ctx context.Context, name string, params map[string]any, task string) (any, error) {
+	t, err := New(name, params)
+	if err != nil {
+		return nil, err
+	}
+	sub := NewSession(name, t, s.agents, s.log)
+	sub.Parent = s.ID
+	result, err := sub.Run(ctx, task)
+	for _, c := range sub.Calls() {
+		s.record(c)
+	}
+	return result, err
+}
+
+func (s *Session) write(rec *logs.Record) error {
+	if s.log == nil {
+		return nil
+	}
+	return s.log.Write(rec)
+}
+
+// statusOf is how a run or tactic that failed with err ended.
+func statusOf(ctx context.Context, err error) logs.Status {
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+		return logs.StatusCancelled
+	}
+	return logs.StatusFailed
+}
