@@ -1,0 +1,115 @@
+package builtin
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/tactics"
+)
+
+func init() {
+	tactics.Register("react", newReact)
+}
+
+// react has agent "agent" answer the task, reasoning and calling tools
+// through the agent's tool loop until it gives <answer>...</answer>.
+//
+// Params: max_steps, the rounds of tool calls allowed before the agent
+// must answer (default 5; it sets the agent's max_interrupt_steps); tools,
+// the names of the tools offered (default all of ToolNames: "calculator",
+// "echo" and "word_count", plus any added with RegisterTool).
+//
+// Result: {"answer": the text of the <answer> tag, "tool_calls": how many
+// tools were called}.
+type react struct {
+	maxSteps int
+	tools    []*dialog.Function
+	prompt   *dialog.Prompt
+}
+
+// ReactResult is the result of the react tactic.
+type ReactResult struct {
+	Answer    string `json:"answer"`
+	ToolCalls int    `json:"tool_calls"`
+}
+
+// reactTemplate is the task as the agent sees it.
+const reactTemplate = `{task}
+
+Think step by step. Call the tools you are given whenever they help; do not guess what a tool would return. When you are done, give your final answer as <answer>...</answer>.`
+
+func newReact(params map[string]any) (tactics.Tactic, error) {
+	if err := checkParams("react", params, "max_steps", "tools"); err != nil {
+		return nil, err
+	}
+	steps, err := intParam("react", params, "max_steps", 5, 1)
+	if err != nil {
+		return nil, err
+	}
+	names := ToolNames()
+	if v, ok := params["tools"]; ok && v != nil {
+		if names, err = stringList(v); err != nil {
+			return nil, fmt.Errorf("react: param tools: %w", err)
+		}
+	}
+	fns, err := lookupTools(names)
+	if err != nil {
+		return nil, fmt.Errorf("react: param tools: %w", err)
+	}
+	p, err := dialog.NewPrompt("react/task", reactTemplate,
+		dialog.WithFunctions(fns...),
+		dialog.WithParser(&dialog.TagParser{XMLTags: []string{"answer"}}))
+	if err != nil {
+		return nil, fmt.Errorf("react: %w", err)
+	}
+	return &react{maxSteps: steps, tools: fns, prompt: p}, nil
+}
+
+// stringList reads a list of strings from a param.
+func stringList(v any) ([]string, error) {
+	switch v := v.(type) {
+	case []string:
+		return v, nil
+	case []any:
+		out := make([]string, 0, len(v))
+		for i, e := range v {
+			s, ok := e.(string)
+			if !ok {
+				return nil, fmt.Errorf("item %d must be a string, not %T", i, e)
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	default:
+		return nil, fmt.Errorf("must be a list of names, not %T", v)
+	}
+}
+
+func (*react) Agents() []string { return []string{"agent"} }
+
+func (t *react) Call(ctx context.Context, s *tactics.Session, task string) (any, error) {
+	a, err := s.Agent("agent")
+	if err != nil {
+		return nil, err
+	}
+	if a.Limits == (tactics.Limits{}) {
+		a.Limits = tactics.DefaultLimits()
+	}
+	a.Limits.MaxInterruptSteps = t.maxSteps
+	if err := a.Open("main", nil); err != nil {
+		return nil, err
+	}
+	if err := a.ReceivePrompt(t.prompt, map[string]any{"task": task}); err != nil {
+		return nil, err
+	}
+	reply, call, err := a.Respond(ctx)
+	if err != nil {
+		return nil, err
+	}
+	answer, ok := lastTag(reply, "answer")
+	if !ok {
+		return nil, fmt.Errorf("agent %s gave no <answer>", a.Name)
+	}
+	return ReactResult{Answer: answer, ToolCalls: len(call.ToolCalls)}, nil
+}
