@@ -13,8 +13,10 @@
 //
 // Commands write their results to stdout and their errors to stderr as one
 // line, "lllm: <message>". The exit code is 0 on success, 1 on a runtime
-// error (a missing run, an unreadable log) and 2 on a usage error (a bad
-// flag or flag value, a wrong number of arguments, an unknown command).
+// error (a failed or cancelled run, a missing run, an unreadable log) and 2
+// on a usage or config error (a bad flag or flag value, a wrong number of
+// arguments, an unknown command, a missing or invalid config, a bad --set
+// or tasks file).
 package cli
 
 import (
@@ -31,13 +33,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lllm-go/lllm/logs"
+	// The built-in tactics, for lllm run and lllm validate.
+	_ "github.com/lllm-go/lllm/tactics/builtin"
 )
 
 // The exit codes of Execute and Main.
 const (
 	ExitOK    = 0 // success
-	ExitError = 1 // a runtime error: a missing run, an unreadable log
-	ExitUsage = 2 // a usage error: a bad flag or argument, an unknown command
+	ExitError = 1 // a runtime error: a failed or cancelled run, a missing run, an unreadable log
+	ExitUsage = 2 // a usage or config error: a bad flag or argument, an unknown command, a bad config
 )
 
 // Main runs the lllm command line with os.Args and exits with its exit code.
@@ -78,6 +82,13 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) (code
 	if err == nil {
 		return ExitOK
 	}
+	var xe *exitError
+	if errors.As(err, &xe) {
+		for _, e := range xe.errs {
+			fmt.Fprintf(stderr, "lllm: %s\n", oneLine(e.Error()))
+		}
+		return xe.code
+	}
 	var ue *usageError
 	if errors.As(err, &ue) {
 		fmt.Fprintf(stderr, "lllm: %s\n", oneLine(ue.Error()))
@@ -110,6 +121,16 @@ type usageError struct {
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
 
+// exitError ends a command with an exit code, printing each of errs as
+// one "lllm: " line; a command that printed its problems itself leaves
+// errs empty.
+type exitError struct {
+	code int
+	errs []error
+}
+
+func (e *exitError) Error() string { return errors.Join(e.errs...).Error() }
+
 func usageErrorf(cmd *cobra.Command, format string, args ...any) error {
 	return &usageError{cmd: cmd, err: fmt.Errorf(format, args...)}
 }
@@ -125,8 +146,8 @@ func NewRootCmd() *cobra.Command {
 	opts := &options{}
 	root := &cobra.Command{
 		Use:   "lllm",
-		Short: "Look at and manage lllm-go experiment runs",
-		Long: `lllm looks at the runs of lllm-go experiments.
+		Short: "Run lllm-go experiments and look at their runs",
+		Long: `lllm runs lllm-go experiments from YAML configs and looks at their runs.
 
 Every run writes a log under a log root (./logs unless --log-dir says
 otherwise), one directory per run. lllm lists those runs, rebuilds the dialog
@@ -134,7 +155,8 @@ tree of a run from its log alone, and prints its transcripts.
 
 A RUN argument is a run directory, a run id, a unique prefix or suffix of
 one, or "latest".`,
-		Example: `  # List the runs under ./logs
+		Example: `  # Run a config on one task, then list the runs under ./logs
+  lllm run configs/quickstart.yaml --task "Capital of France?"
   lllm runs
 
   # The dialog tree of the latest run, then its transcripts
@@ -170,6 +192,8 @@ one, or "latest".`,
 	_ = root.MarkPersistentFlagDirname("log-dir")
 
 	root.AddCommand(
+		newRunCmd(opts),
+		newValidateCmd(opts),
 		newTreeCmd(opts),
 		newShowCmd(opts),
 		newRunsCmd(opts),

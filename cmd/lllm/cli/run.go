@@ -1,0 +1,428 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/lllm-go/lllm/logs"
+	"github.com/lllm-go/lllm/runtime/config"
+	"github.com/lllm-go/lllm/tactics"
+)
+
+type runCmdOptions struct {
+	*options
+	task        string
+	tasksFile   string
+	sets        []string
+	format      *enumValue
+	concurrency int
+	keepGoing   bool
+}
+
+func newRunCmd(opts *options) *cobra.Command {
+	o := &runCmdOptions{options: opts, format: newEnum("text", "text", "json")}
+	cmd := &cobra.Command{
+		Use:   "run CONFIG (--task TEXT | --tasks FILE.jsonl)",
+		Short: "Run a config's tactic on one task or many",
+		Long: `Run the tactic of a YAML config on a task, recording everything in a new
+run log under the log root (--log-dir, else the config's log_dir, else
+./logs).
+
+--set KEY.PATH=VALUE overrides one value of the config after its base chain
+is resolved; repeat it for more, they apply in order. Values are YAML:
+numbers, booleans, [lists] and {maps} are typed. Agents are addressed by
+index or by name: agent_configs.solver.model_args.temperature=0.
+
+With --task, the result is printed (as is if it is a string, else as
+indented JSON), then the run id, status, tokens (input/output) and cost.
+With --tasks, each line of the JSONL file is a task, {"task": "..."} or
+{"id": ..., "input": "..."}; every task is its own run, --concurrency at a
+time, and one line is printed per task, in file order, then a summary. A
+progress bar goes to stderr when it is a terminal. The first failed run
+cancels the rest unless --keep-going.
+
+-o json prints one JSON object per run ({run_id, status, result, error,
+tokens: {input, output, total}, cost}), an array of them for --tasks.
+
+The exit code is 0 when every run succeeded, 1 when a run failed or was
+cancelled (Ctrl-C cancels cleanly: the log is finished and marked
+cancelled), and 2 for a usage or config problem, found before anything
+runs.`,
+		Example: `  # One task, on the mock provider
+  lllm run configs/quickstart.yaml --task "Capital of France?"
+
+  # The same config on a real model
+  lllm run configs/quickstart.yaml --task "Capital of France?" --set global.model_name=openai/gpt-4o-mini
+
+  # Many tasks, 8 at a time, as JSON
+  lllm run config.yaml --tasks tasks.jsonl --concurrency 8 --keep-going -o json > results.json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch len(args) {
+			case 0:
+				return usageErrorf(cmd, "run needs a CONFIG: the path of a YAML config (see configs/)")
+			case 1:
+				return nil
+			}
+			return usageErrorf(cmd, "run takes one CONFIG, got %d arguments (quote a task with spaces: --task \"...\")", len(args))
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRun(cmd, o, args[0])
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.task, "task", "", "the `TEXT` of the task to run")
+	fs.StringVar(&o.tasksFile, "tasks", "", "a JSONL `FILE` of tasks, one {\"task\": \"...\"} per line")
+	fs.StringArrayVar(&o.sets, "set", nil, "override a config value, `KEY.PATH=VALUE` (repeatable)")
+	fs.IntVar(&o.concurrency, "concurrency", tactics.DefaultConcurrency, "with --tasks, how many runs go at once")
+	fs.BoolVar(&o.keepGoing, "keep-going", false, "with --tasks, run every task even after one fails")
+	_ = cmd.MarkFlagFilename("tasks", "jsonl", "json")
+	addFormatFlag(cmd, "output", o.format)
+	return cmd
+}
+
+// loadConfig loads path and applies each --set in order. A problem is a
+// config error, exit code 2.
+func loadConfig(cmd *cobra.Command, path string, sets []string) (*config.Config, error) {
+	for _, s := range sets {
+		if k, _, ok := strings.Cut(s, "="); !ok || k == "" {
+			return nil, usageErrorf(cmd, "--set %q: want KEY.PATH=VALUE, such as global.model_name=openai/gpt-4o-mini", s)
+		}
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, configErr(err)
+	}
+	for _, s := range sets {
+		k, v, _ := strings.Cut(s, "=")
+		if err := cfg.Set(k, v); err != nil {
+			return nil, configErr(err)
+		}
+	}
+	return cfg, nil
+}
+
+// configErr is a config problem: each of its problems on a line, exit
+// code 2.
+func configErr(err error) error {
+	return &exitError{code: ExitUsage, errs: problems(err)}
+}
+
+// problems splits err into the problems it joins.
+func problems(err error) []error {
+	var ce *tactics.ConfigError
+	if errors.As(err, &ce) && ce.Err != nil {
+		err = ce.Err
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, problems(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+func runRun(cmd *cobra.Command, o *runCmdOptions, path string) error {
+	hasTask, hasTasks := cmd.Flags().Changed("task"), cmd.Flags().Changed("tasks")
+	switch {
+	case hasTask && hasTasks:
+		return usageErrorf(cmd, "give --task or --tasks, not both")
+	case !hasTask && !hasTasks:
+		return usageErrorf(cmd, "run needs a task: --task TEXT for one, or --tasks FILE.jsonl for many (one {\"task\": \"...\"} per line)")
+	case o.concurrency < 1:
+		return usageErrorf(cmd, "--concurrency %d: want 1 or more", o.concurrency)
+	}
+	cfg, err := loadConfig(cmd, path, o.sets)
+	if err != nil {
+		return err
+	}
+	var tasks []taskLine
+	if hasTasks {
+		if tasks, err = readTasks(o.tasksFile); err != nil {
+			return &exitError{code: ExitUsage, errs: []error{err}}
+		}
+	}
+	ropts := tactics.RunOptions{}
+	if cmd.Flag("log-dir").Changed {
+		ropts.LogDir = o.logDir
+	}
+	root := ropts.LogDir
+	if root == "" {
+		root = cfg.LogDir
+	}
+	if root == "" {
+		root = logs.DefaultRoot
+	}
+	if hasTasks {
+		return runMany(cmd, o, cfg, tasks, ropts, root)
+	}
+	return runOne(cmd, o, cfg, ropts)
+}
+
+func runOne(cmd *cobra.Command, o *runCmdOptions, cfg *config.Config, ropts tactics.RunOptions) error {
+	ctx := cmd.Context()
+	res, err := tactics.Run(ctx, cfg, o.task, ropts)
+	var ce *tactics.ConfigError
+	if errors.As(err, &ce) {
+		return configErr(err)
+	}
+	if res == nil {
+		return err
+	}
+	out := newOutput(cmd)
+	if o.format.value == "json" {
+		if werr := writeJSON(out, toResultJSON(res, "")); werr != nil {
+			return werr
+		}
+	} else {
+		if res.Status == logs.StatusOK {
+			writeResultText(out, res.Result)
+		}
+		fmt.Fprintf(out, "run %s  status %s  tokens %d/%d  cost %s\n", res.RunID, res.Status,
+			res.Totals.Cost.InputTokens, res.Totals.Cost.OutputTokens, usd(res.Totals.Cost.USD))
+	}
+	if ferr := out.flush(); ferr != nil {
+		return ferr
+	}
+	if err != nil { // the run ended but its log could not be finished
+		return err
+	}
+	switch res.Status {
+	case logs.StatusCancelled:
+		return &exitError{code: ExitError, errs: []error{fmt.Errorf("cancelled; log at %s", res.Dir)}}
+	case logs.StatusFailed:
+		return &exitError{code: ExitError, errs: []error{fmt.Errorf("run %s failed: %s; log at %s", res.RunID, res.Error, res.Dir)}}
+	}
+	return nil
+}
+
+func runMany(cmd *cobra.Command, o *runCmdOptions, cfg *config.Config, tasks []taskLine, ropts tactics.RunOptions, root string) error {
+	ctx := cmd.Context()
+	texts := make([]string, len(tasks))
+	for i, t := range tasks {
+		texts[i] = t.task
+	}
+	bopts := tactics.BatchOptions{RunOptions: ropts, Concurrency: o.concurrency, KeepGoing: o.keepGoing}
+	var bar *progressbar.ProgressBar
+	if w := cmd.ErrOrStderr(); len(tasks) > 1 && isTerminal(w) {
+		bar = progressbar.NewOptions(len(tasks),
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription("running"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetElapsedTime(true),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionClearOnFinish(),
+			progressbar.OptionThrottle(100_000_000), // 100ms
+		)
+		bopts.Progress = func(done, total int, last *tactics.Result) { _ = bar.Set(done) }
+	}
+	results, err := tactics.Batch(ctx, cfg, texts, bopts)
+	if bar != nil {
+		_ = bar.Finish()
+		_ = bar.Clear()
+	}
+	var ce *tactics.ConfigError
+	if errors.As(err, &ce) {
+		return configErr(err)
+	}
+	if results == nil {
+		return err
+	}
+
+	out := newOutput(cmd)
+	count := map[logs.Status]int{}
+	var totalIn, totalOut int
+	var cost float64
+	for _, r := range results {
+		count[r.Status]++
+		totalIn += r.Totals.Cost.InputTokens
+		totalOut += r.Totals.Cost.OutputTokens
+		cost += r.Totals.Cost.USD
+	}
+	if o.format.value == "json" {
+		list := make([]resultJSON, len(results))
+		for i, r := range results {
+			list[i] = toResultJSON(r, tasks[i].id)
+		}
+		if werr := writeJSON(out, list); werr != nil {
+			return werr
+		}
+	} else {
+		width := len(fmt.Sprint(len(results)))
+		for i, r := range results {
+			id := r.RunID
+			if id == "" {
+				id = "-"
+			}
+			fmt.Fprintf(out, "%*d/%d  run %s  status %s  tokens %d/%d  cost %s  ", width, i+1, len(results), id, r.Status,
+				r.Totals.Cost.InputTokens, r.Totals.Cost.OutputTokens, usd(r.Totals.Cost.USD))
+			if r.Status == logs.StatusOK {
+				fmt.Fprintln(out, truncateText(compactJSON(r.Result), 80))
+			} else {
+				fmt.Fprintln(out, "error: "+truncateText(oneLine(r.Error), 80))
+			}
+		}
+		fmt.Fprintf(out, "%d runs: %s  tokens %d/%d  cost %s  log %s\n", len(results), statusCounts(count), totalIn, totalOut, usd(cost), root)
+	}
+	if ferr := out.flush(); ferr != nil {
+		return ferr
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case ctx.Err() != nil:
+		return &exitError{code: ExitError, errs: []error{fmt.Errorf("cancelled; log at %s", root)}}
+	case count[logs.StatusFailed] > 0 && !o.keepGoing && count[logs.StatusCancelled] > 0:
+		return &exitError{code: ExitError, errs: []error{fmt.Errorf("%d of %d runs failed and the other %d were cancelled (--keep-going runs every task); log at %s",
+			count[logs.StatusFailed], len(results), count[logs.StatusCancelled], root)}}
+	case count[logs.StatusFailed] > 0 || count[logs.StatusCancelled] > 0:
+		return &exitError{code: ExitError, errs: []error{fmt.Errorf("%d of %d runs did not succeed (%s); log at %s",
+			len(results)-count[logs.StatusOK], len(results), statusCounts(count), root)}}
+	}
+	return nil
+}
+
+func statusCounts(count map[logs.Status]int) string {
+	var parts []string
+	for _, s := range []logs.Status{logs.StatusOK, logs.StatusFailed, logs.StatusCancelled} {
+		if count[s] > 0 || s == logs.StatusOK {
+			parts = append(parts, fmt.Sprintf("%d %s", count[s], s))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// resultJSON is one run in the output of run -o json.
+type resultJSON struct {
+	ID     string          `json:"id,omitempty"` // the task's id in the tasks file
+	RunID  string          `json:"run_id"`
+	Dir    string          `json:"dir,omitempty"`
+	Status string          `json:"status"`
+	Result json.RawMessage `json:"result"`
+	Error  string          `json:"error"`
+	Tokens tokensJSON      `json:"tokens"`
+	Cost   float64         `json:"cost"`
+}
+
+type tokensJSON struct {
+	Input  int `json:"input"`
+	Output int `json:"output"`
+	Total  int `json:"total"`
+}
+
+func toResultJSON(r *tactics.Result, id string) resultJSON {
+	in, out := r.Totals.Cost.InputTokens, r.Totals.Cost.OutputTokens
+	return resultJSON{ID: id, RunID: r.RunID, Dir: r.Dir, Status: string(r.Status), Result: r.Result, Error: r.Error,
+		Tokens: tokensJSON{Input: in, Output: out, Total: in + out}, Cost: r.Totals.Cost.USD}
+}
+
+// writeResultText prints a result: a JSON string as its text, anything
+// else as indented JSON.
+func writeResultText(w io.Writer, result json.RawMessage) {
+	if len(result) == 0 {
+		return
+	}
+	var s string
+	if json.Unmarshal(result, &s) == nil {
+		fmt.Fprintln(w, strings.TrimRight(s, "\n"))
+		return
+	}
+	var buf bytes.Buffer
+	if json.Indent(&buf, result, "", "  ") != nil {
+		buf.Reset()
+		buf.Write(result)
+	}
+	fmt.Fprintln(w, buf.String())
+}
+
+func truncateText(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// taskLine is one task of a tasks file.
+type taskLine struct {
+	id   string
+	task string
+}
+
+// maxTaskLine bounds one line of a tasks file.
+const maxTaskLine = 64 << 20
+
+// readTasks reads a JSONL tasks file: each non-blank line an object with
+// a string "task" or "input", and optionally an "id". A bad line is an
+// error naming the file and line.
+func readTasks(path string) ([]taskLine, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("tasks file: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), maxTaskLine)
+	var tasks []taskLine
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("%s:%d: %s (want {\"task\": \"...\"} or {\"id\": ..., \"input\": \"...\"})", path, n, fmt.Sprintf(format, args...))
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(line, &obj); err != nil || obj == nil {
+			if err == nil {
+				err = errors.New("null")
+			}
+			return nil, bad("not a JSON object: %s", strings.TrimPrefix(err.Error(), "json: "))
+		}
+		key := "task"
+		raw, hasTask := obj["task"]
+		if in, hasInput := obj["input"]; hasInput {
+			if hasTask {
+				return nil, bad("has both \"task\" and \"input\"")
+			}
+			key, raw = "input", in
+		} else if !hasTask {
+			return nil, bad("no \"task\" or \"input\"")
+		}
+		var t taskLine
+		if err := json.Unmarshal(raw, &t.task); err != nil {
+			return nil, bad("%q is %s, not a string", key, truncateText(string(raw), 40))
+		}
+		if id, ok := obj["id"]; ok {
+			if json.Unmarshal(id, &t.id) != nil {
+				t.id = compactJSON(id)
+			}
+		}
+		tasks = append(tasks, t)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("tasks file %s: %w", path, err)
+	}
+	if len(tasks) == 0 {
+		return nil, fmt.Errorf("tasks file %s has no tasks (want one {\"task\": \"...\"} per line)", path)
+	}
+	return tasks, nil
+}

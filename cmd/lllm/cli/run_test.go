@@ -1,0 +1,386 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/lllm-go/lllm/logs"
+)
+
+const chatConfig = `tactic_type: chat
+global:
+  model_name: mock/demo
+  model_args: {temperature: 0.2}
+agent_configs:
+  - name: assistant
+    system_prompt: You are concise.
+mock:
+  rules:
+    - match: fail
+      reply: {error: auth}
+  replies:
+    - text: "Paris."
+`
+
+// writeConfig writes yaml into a temp dir and returns its path and a log
+// root beside it.
+func writeConfig(t *testing.T, yaml string) (path, logDir string) {
+	t.Helper()
+	dir := t.TempDir()
+	path = filepath.Join(dir, "chat.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, filepath.Join(dir, "logs")
+}
+
+func decodeJSON[T any](t *testing.T, s string) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, s)
+	}
+	return v
+}
+
+var statusLine = regexp.MustCompile(`^run (\S+)  status (\w+)  tokens (\d+)/(\d+)  cost \$\d+\.\d{4,}$`)
+
+func TestRunText(t *testing.T) {
+	cfg, logDir := writeConfig(t, chatConfig)
+	r := lllm(t, "run", cfg, "--task", "Capital of France?", "--log-dir", logDir)
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("%v", r)
+	}
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if len(lines) != 2 || lines[0] != "Paris." {
+		t.Fatalf("stdout:\n%s", r.stdout)
+	}
+	m := statusLine.FindStringSubmatch(lines[1])
+	if m == nil || m[2] != "ok" || m[3] == "0" || m[4] == "0" {
+		t.Fatalf("status line %q", lines[1])
+	}
+	run, err := logs.Open(logDir, m[1])
+	if err != nil || run.Start.Tactic != "chat" {
+		t.Fatalf("run %s: %v", m[1], err)
+	}
+}
+
+func TestRunJSONAndSet(t *testing.T) {
+	cfg, logDir := writeConfig(t, chatConfig)
+	r := lllm(t, "run", cfg, "--task", "hi", "--log-dir", logDir, "-o", "json",
+		"--set", `mock.replies=[{text: '{"answer": 42}'}]`,
+		"--set", "global.model_args.temperature=0.9",
+		"--set", "agent_configs.assistant.model_args.max_tokens=50")
+	if r.code != 0 {
+		t.Fatalf("%v", r)
+	}
+	type out struct {
+		RunID  string          `json:"run_id"`
+		Status string          `json:"status"`
+		Result json.RawMessage `json:"result"`
+		Error  *string         `json:"error"`
+		Tokens struct{ Input, Output, Total int }
+		Cost   *float64 `json:"cost"`
+	}
+	o := decodeJSON[out](t, r.stdout)
+	if o.Status != "ok" || string(o.Result) != `"{\"answer\": 42}"` || o.Error == nil || *o.Error != "" || o.Cost == nil {
+		t.Fatalf("output %+v\n%s", o, r.stdout)
+	}
+	if o.Tokens.Input == 0 || o.Tokens.Output == 0 || o.Tokens.Total != o.Tokens.Input+o.Tokens.Output {
+		t.Fatalf("tokens %+v", o.Tokens)
+	}
+	run, err := logs.Open(logDir, o.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var start struct {
+		Global struct {
+			ModelArgs map[string]any `json:"model_args"`
+		} `json:"global"`
+		AgentConfigs []struct {
+			ModelArgs map[string]any `json:"model_args"`
+		} `json:"agent_configs"`
+		Mock struct{ Replies []map[string]any } `json:"mock"`
+	}
+	if err := json.Unmarshal(run.Start.Config, &start); err != nil {
+		t.Fatal(err)
+	}
+	if start.Global.ModelArgs["temperature"] != 0.9 || len(start.AgentConfigs) != 1 ||
+		start.AgentConfigs[0].ModelArgs["max_tokens"] != 50.0 || start.Mock.Replies[0]["text"] != `{"answer": 42}` {
+		t.Fatalf("run_start config = %s", run.Start.Config)
+	}
+
+	// A string result prints as its text.
+	r = lllm(t, "run", cfg, "--task", "hi", "--log-dir", logDir, "--set", `mock.replies=[{text: "x"}]`, "--set", "tactic_type=chat")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "x\nrun ") {
+		t.Fatalf("%v", r)
+	}
+}
+
+func TestRunTasks(t *testing.T) {
+	cfg, logDir := writeConfig(t, strings.Replace(chatConfig, "  replies:\n    - text: \"Paris.\"\n", `    - {match: one, reply: {text: "1"}}
+    - {match: two, reply: {text: "2"}}
+    - {match: three, reply: {text: "3"}}
+`, 1))
+	tasks := filepath.Join(t.TempDir(), "tasks.jsonl")
+	os.WriteFile(tasks, []byte(`{"task": "one"}
+{"id": "b", "input": "two"}
+
+{"id": 3, "task": "three"}
+`), 0o644)
+
+	r := lllm(t, "run", cfg, "--tasks", tasks, "--log-dir", logDir, "-o", "json", "--concurrency", "3")
+	if r.code != 0 {
+		t.Fatalf("%v", r)
+	}
+	type out struct {
+		ID     string          `json:"id"`
+		RunID  string          `json:"run_id"`
+		Status string          `json:"status"`
+		Result json.RawMessage `json:"result"`
+	}
+	list := decodeJSON[[]out](t, r.stdout)
+	if len(list) != 3 {
+		t.Fatalf("%d results:\n%s", len(list), r.stdout)
+	}
+	for i, want := range []string{`"1"`, `"2"`, `"3"`} {
+		if list[i].Status != "ok" || string(list[i].Result) != want {
+			t.Errorf("result %d = %+v, want %s", i, list[i], want)
+		}
+	}
+	if list[1].ID != "b" || list[2].ID != "3" {
+		t.Errorf("ids %q %q", list[1].ID, list[2].ID)
+	}
+	runs := lllm(t, "runs", "-o", "json", "--log-dir", logDir)
+	if got := decodeJSON[[]runJSON](t, runs.stdout); runs.code != 0 || len(got) != 3 {
+		t.Fatalf("runs:\n%v", runs)
+	}
+
+	// Text: one line per task, in order, then a summary.
+	r = lllm(t, "run", cfg, "--tasks", tasks, "--log-dir", logDir)
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if r.code != 0 || len(lines) != 4 || !strings.HasPrefix(lines[0], "1/3  run ") || !strings.HasSuffix(lines[0], `"1"`) ||
+		!strings.HasSuffix(lines[2], `"3"`) || !strings.HasPrefix(lines[3], "3 runs: 3 ok  tokens ") {
+		t.Fatalf("%v", r)
+	}
+}
+
+func TestRunBadTasksFile(t *testing.T) {
+	cfg, logDir := writeConfig(t, chatConfig)
+	dir := t.TempDir()
+	for name, c := range map[string]struct{ body, want string }{
+		"no task":    {"{\"task\": \"a\"}\n{\"tsk\": \"b\"}\n", ":2: no \"task\" or \"input\""},
+		"not json":   {"{\"task\": \"a\"}\n\n{\"task\": \"b\"}\nnope\n", ":4: not a JSON object"},
+		"not string": {"{\"input\": {\"q\": 1}}\n", ":1: \"input\" is {\"q\": 1}, not a string"},
+		"empty":      {"\n\n", "has no tasks"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".jsonl")
+			os.WriteFile(path, []byte(c.body), 0o644)
+			r := lllm(t, "run", cfg, "--tasks", path, "--log-dir", logDir)
+			if r.code != ExitUsage || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, path) || r.stdout != "" {
+				t.Fatalf("want exit 2 naming %q:\n%v", c.want, r)
+			}
+		})
+	}
+	if runs, _ := logs.List(logDir); len(runs) != 0 {
+		t.Fatal("a bad tasks file started runs")
+	}
+	r := lllm(t, "run", cfg, "--tasks", filepath.Join(dir, "missing.jsonl"), "--log-dir", logDir)
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "missing.jsonl") {
+		t.Fatalf("%v", r)
+	}
+}
+
+func TestRunUsageAndConfigErrors(t *testing.T) {
+	cfg, logDir := writeConfig(t, chatConfig)
+	wantError(t, lllm(t, "run", cfg, "--log-dir", logDir), ExitUsage, "--task TEXT", "--tasks FILE.jsonl")
+	wantError(t, lllm(t, "run"), ExitUsage, "CONFIG")
+	wantError(t, lllm(t, "run", cfg, "--task", "a", "--tasks", "b"), ExitUsage, "not both")
+	wantError(t, lllm(t, "run", cfg, "--task", "a", "--concurrency", "0"), ExitUsage, "--concurrency")
+	wantError(t, lllm(t, "run", cfg, "--task", "a", "--set", "noequals"), ExitUsage, "KEY.PATH=VALUE")
+	wantError(t, lllm(t, "run", cfg, "--task", "a", "-o", "yaml"), ExitUsage, "text or json")
+
+	// Config errors: exit 2, one "lllm: " line per problem, no run.
+	for name, c := range map[string]struct {
+		args []string
+		want string
+	}{
+		"unknown tactic":   {[]string{"--set", "tactic_type=chta"}, `unknown tactic "chta" (did you mean "chat"?)`},
+		"bad set key":      {[]string{"--set", "globl.model_name=x"}, "globl"},
+		"unknown provider": {[]string{"--set", "global.model_name=opneai/gpt-4o"}, "opneai"},
+		"bad model_args":   {[]string{"--set", "global.model_args.temprature=1"}, `did you mean "temperature"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := lllm(t, append([]string{"run", cfg, "--task", "x", "--log-dir", logDir}, c.args...)...)
+			if r.code != ExitUsage || r.stdout != "" || !strings.HasPrefix(r.stderr, "lllm: ") || !strings.Contains(r.stderr, c.want) {
+				t.Fatalf("want exit 2 with %q:\n%v", c.want, r)
+			}
+		})
+	}
+	missing := lllm(t, "run", filepath.Join(t.TempDir(), "nope.yaml"), "--task", "x")
+	if missing.code != ExitUsage || !strings.Contains(missing.stderr, "nope.yaml") {
+		t.Fatalf("missing config:\n%v", missing)
+	}
+	malformed, _ := writeConfig(t, "tactic_type: chat\nglobal: [\n")
+	if r := lllm(t, "run", malformed, "--task", "x"); r.code != ExitUsage || !strings.Contains(r.stderr, "chat.yaml:") {
+		t.Fatalf("malformed config:\n%v", r)
+	}
+	if runs, _ := logs.List(logDir); len(runs) != 0 {
+		t.Fatal("a config error started a run")
+	}
+}
+
+func TestRunFailedAndCancelled(t *testing.T) {
+	cfg, logDir := writeConfig(t, chatConfig)
+	r := lllm(t, "run", cfg, "--task", "please fail", "--log-dir", logDir, "-o", "json")
+	if r.code != ExitError || !strings.Contains(r.stderr, "failed") || !strings.Contains(r.stderr, "log at ") {
+		t.Fatalf("%v", r)
+	}
+	o := decodeJSON[map[string]any](t, r.stdout)
+	if o["status"] != "failed" || o["result"] != nil || !strings.Contains(o["error"].(string), "401") {
+		t.Fatalf("output %v", o)
+	}
+	if sums, _ := logs.List(logDir); len(sums) != 1 || sums[0].ID != o["run_id"] || sums[0].End == nil ||
+		sums[0].Status() != logs.StatusFailed || !strings.Contains(sums[0].End.Error, "401") {
+		t.Fatalf("log: %+v", sums)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r = lllmCtx(t, ctx, "run", cfg, "--task", "hi", "--log-dir", logDir)
+	if r.code != ExitError || !strings.Contains(r.stderr, "lllm: cancelled; log at "+logDir) {
+		t.Fatalf("%v", r)
+	}
+	sums, _ := logs.List(logDir)
+	if len(sums) != 2 || sums[1].Status() != logs.StatusCancelled {
+		t.Fatalf("runs %+v", sums)
+	}
+
+	// Many tasks, fail-fast and keep-going: exit 1 either way.
+	tasks := filepath.Join(t.TempDir(), "tasks.jsonl")
+	os.WriteFile(tasks, []byte("{\"task\": \"fail\"}\n{\"task\": \"a\"}\n{\"task\": \"b\"}\n"), 0o644)
+	r = lllm(t, "run", cfg, "--tasks", tasks, "--log-dir", logDir, "--concurrency", "1")
+	if r.code != ExitError || !strings.Contains(r.stderr, "--keep-going") || !strings.Contains(r.stdout, "1 failed, 2 cancelled") {
+		t.Fatalf("fail-fast:\n%v", r)
+	}
+	r = lllm(t, "run", cfg, "--tasks", tasks, "--log-dir", logDir, "--keep-going", "-o", "json")
+	list := decodeJSON[[]map[string]any](t, r.stdout)
+	if r.code != ExitError || len(list) != 3 || list[0]["status"] != "failed" || list[1]["status"] != "ok" || list[2]["status"] != "ok" {
+		t.Fatalf("keep-going:\n%v", r)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	cfg, _ := writeConfig(t, chatConfig)
+	r := lllm(t, "validate", cfg)
+	if r.code != 0 || r.stdout != cfg+": ok (tactic chat, agents assistant)\n" {
+		t.Fatalf("%v", r)
+	}
+
+	// Several problems at once, each with its place.
+	bad, _ := writeConfig(t, `tactic_type: chat
+global:
+  model_name: nomodel
+agent_configs:
+  - name: helper
+    system_prompt: hi
+  - name: helper
+`)
+	r = lllm(t, "validate", bad)
+	lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+	if r.code != ExitUsage || r.stdout != "" || len(lines) < 5 {
+		t.Fatalf("%v", r)
+	}
+	for _, want := range []string{"not of the form provider/model", "duplicate agent name", "needs system_prompt", `needs agent "assistant"`} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("no %q in\n%s", want, r.stderr)
+		}
+	}
+	for _, l := range lines[:len(lines)-1] {
+		if !regexp.MustCompile(`^` + regexp.QuoteMeta(bad) + `:\d+:\d+: `).MatchString(l) {
+			t.Errorf("problem %q is not file:line:col: msg", l)
+		}
+	}
+	if !strings.HasPrefix(lines[len(lines)-1], "lllm: "+bad+": ") {
+		t.Errorf("last line %q", lines[len(lines)-1])
+	}
+
+	// Strict keys: every unknown key, with a suggestion.
+	typos, _ := writeConfig(t, strings.Replace(strings.Replace(chatConfig, "model_name:", "model_nam:", 1), "system_prompt:", "sytem_prompt:", 1))
+	r = lllm(t, "validate", typos)
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "model_nam") || !strings.Contains(r.stderr, "sytem_prompt") {
+		t.Fatalf("%v", r)
+	}
+
+	// An unknown tactic, and --set applied before checking.
+	r = lllm(t, "validate", cfg, "--set", "tactic_type=chta")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, `did you mean "chat"`) {
+		t.Fatalf("%v", r)
+	}
+	r = lllm(t, "validate", cfg, "--set", "global.model_name=opneai/x")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "opneai") {
+		t.Fatalf("%v", r)
+	}
+}
+
+// lllm run and lllm runs as subprocesses of a binary built here.
+func TestBinaryRunAndRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "lllm")
+	build := exec.Command(gobin, "build", "-o", bin, "github.com/lllm-go/lllm/cmd/lllm")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cfg, logDir := writeConfig(t, chatConfig)
+	run := func(args ...string) (int, string, string) {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = dir
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode(), stdout.String(), stderr.String()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0, stdout.String(), stderr.String()
+	}
+	code, stdout, stderr := run("run", cfg, "--task", "hi", "-o", "json", "--log-dir", logDir)
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", code, stdout, stderr)
+	}
+	res := decodeJSON[map[string]any](t, stdout)
+	if res["status"] != "ok" || res["result"] != "Paris." || res["run_id"] == "" {
+		t.Fatalf("run output %v", res)
+	}
+	code, stdout, stderr = run("runs", "-o", "json", "--log-dir", logDir)
+	runs := decodeJSON[[]runJSON](t, stdout)
+	if code != 0 || len(runs) != 1 || runs[0].ID != res["run_id"] || runs[0].Status != "ok" || runs[0].Tactic != "chat" {
+		t.Fatalf("runs: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, _, stderr = run("run", cfg, "--task", "fail", "--log-dir", logDir); code != 1 || !strings.Contains(stderr, "failed") {
+		t.Fatalf("failed run: exit %d\n%s", code, stderr)
+	}
+	if code, _, stderr = run("run", cfg, "--log-dir", logDir); code != 2 {
+		t.Fatalf("no task: exit %d\n%s", code, stderr)
+	}
+}

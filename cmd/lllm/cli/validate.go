@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lllm-go/lllm/runtime/config"
+	"github.com/lllm-go/lllm/tactics"
+)
+
+type validateOptions struct {
+	*options
+	sets []string
+}
+
+func newValidateCmd(opts *options) *cobra.Command {
+	o := &validateOptions{options: opts}
+	cmd := &cobra.Command{
+		Use:   "validate CONFIG",
+		Short: "Check a config and report every problem in it",
+		Long: `Check a YAML config without running it, and report every problem at once,
+one per line as FILE:LINE:COL: MESSAGE: unknown keys, values of the wrong
+type, a base cycle, an unknown tactic, agents the tactic needs that the
+config lacks, agents without a model or a system prompt, and, once those
+are fixed, unknown model_args, providers and context managers.
+
+--set KEY.PATH=VALUE applies overrides first, as lllm run does.
+
+The exit code is 0 when the config is valid, printing the tactic and its
+agents, and 2 when it is not.`,
+		Example: `  lllm validate configs/quickstart.yaml
+
+  # With the override you mean to run with
+  lllm validate config.yaml --set global.model_name=openai/gpt-4o-mini`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch len(args) {
+			case 0:
+				return usageErrorf(cmd, "validate needs a CONFIG: the path of a YAML config")
+			case 1:
+				return nil
+			}
+			return usageErrorf(cmd, "validate takes one CONFIG, got %d arguments", len(args))
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runValidate(cmd, o, args[0])
+		},
+	}
+	cmd.Flags().StringArrayVar(&o.sets, "set", nil, "override a config value, `KEY.PATH=VALUE` (repeatable)")
+	return cmd
+}
+
+func runValidate(cmd *cobra.Command, o *validateOptions, path string) error {
+	cfg, err := loadConfig(cmd, path, o.sets)
+	var xe *exitError
+	if errors.As(err, &xe) {
+		return reportProblems(cmd, path, xe.errs)
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	var agents []string
+	if cfg.TacticType != "" {
+		t, err := tactics.New(cfg.TacticType, cfg.Params)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", cfg.Path, err))
+		} else {
+			agents = t.Agents()
+		}
+	}
+	errs = append(errs, config.Validate(cfg, agents)...)
+	if len(errs) == 0 {
+		// What Run checks beyond the config itself: model_args, the
+		// providers, the context managers, the mock script.
+		if err := tactics.Check(cmd.Context(), cfg, tactics.RunOptions{}); err != nil {
+			errs = problems(err)
+		}
+	}
+	if len(errs) > 0 {
+		return reportProblems(cmd, path, errs)
+	}
+	names := make([]string, 0, len(cfg.Agents))
+	for _, a := range cfg.Agents {
+		names = append(names, a.Name)
+	}
+	out := newOutput(cmd)
+	fmt.Fprintf(out, "%s: ok (tactic %s, agents %s)\n", path, cfg.TacticType, strings.Join(names, ", "))
+	return out.flush()
+}
+
+// reportProblems prints each problem on a line of stderr, then a count,
+// and exits with code 2.
+func reportProblems(cmd *cobra.Command, path string, errs []error) error {
+	w := cmd.ErrOrStderr()
+	for _, e := range errs {
+		fmt.Fprintln(w, oneLine(e.Error()))
+	}
+	s := "s"
+	if len(errs) == 1 {
+		s = ""
+	}
+	fmt.Fprintf(w, "lllm: %s: %d problem%s\n", path, len(errs), s)
+	return &exitError{code: ExitUsage}
+}
