@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/logs"
 	"github.com/lllm-go/lllm/runtime/config"
+	"github.com/lllm-go/lllm/runtime/prompts"
 	"github.com/lllm-go/lllm/runtime/provider"
 )
 
@@ -135,11 +137,15 @@ func prepare(ctx context.Context, cfg *config.Config, client *http.Client) (Tact
 	if err != nil {
 		return nil, nil, &ConfigError{fmt.Errorf("%s: mock: %w", cfg.Path, err)}
 	}
+	reg, err := loadPrompts(cfg)
+	if err != nil {
+		return nil, nil, &ConfigError{err}
+	}
 	tokens := contextmgr.NewTokenizer()
 	specs := map[string]*agentSpec{}
 	var errs []error
 	for _, ac := range cfg.Agents {
-		sp, err := newSpec(ctx, cfg, ac, mock, client, tokens)
+		sp, err := newSpec(ctx, cfg, ac, reg, mock, client, tokens)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: agent %s: %w", cfg.Path, ac.Name, err))
 			continue
@@ -152,12 +158,42 @@ func prepare(ctx context.Context, cfg *config.Config, client *http.Client) (Tact
 	return t, specs, nil
 }
 
-func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, mock *provider.MockConfig, client *http.Client, tokens *contextmgr.Tokenizer) (*agentSpec, error) {
-	if ac.SystemPromptPath != "" {
-		return nil, fmt.Errorf("system_prompt_path %q: prompt files are not supported yet; use system_prompt", ac.SystemPromptPath)
+// loadPrompts loads the prompt files of cfg's prompts folder when an agent
+// names one with system_prompt_path; otherwise it returns nil.
+func loadPrompts(cfg *config.Config) (*prompts.Registry, error) {
+	var first string
+	for _, ac := range cfg.Agents {
+		if ac.SystemPromptPath != "" {
+			first = ac.SystemPromptPath
+			break
+		}
 	}
-	system, err := dialog.NewPrompt(ac.Name+"/system", ac.SystemPrompt)
+	if first == "" {
+		return nil, nil
+	}
+	dir := cfg.PromptsPath()
+	if dir == "" {
+		return nil, fmt.Errorf("%s: system_prompt_path %q needs a prompts folder: create %s or set prompts_dir",
+			cfg.Path, first, filepath.Join(filepath.Dir(cfg.Path), "prompts"))
+	}
+	reg, err := prompts.LoadDir(dir, prompts.WithTools(LookupTool))
 	if err != nil {
+		return nil, fmt.Errorf("%s: prompts_dir %s: %w", cfg.Path, dir, err)
+	}
+	return reg, nil
+}
+
+func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prompts.Registry, mock *provider.MockConfig, client *http.Client, tokens *contextmgr.Tokenizer) (*agentSpec, error) {
+	var system *dialog.Prompt
+	var err error
+	if ac.SystemPromptPath != "" {
+		if reg == nil {
+			return nil, fmt.Errorf("system_prompt_path %q: no prompts folder is loaded", ac.SystemPromptPath)
+		}
+		if system, err = reg.Get(ac.SystemPromptPath); err != nil {
+			return nil, fmt.Errorf("system_prompt_path: %w (in %s)", err, cfg.PromptsPath())
+		}
+	} else if system, err = dialog.NewPrompt(ac.Name+"/system", ac.SystemPrompt); err != nil {
 		return nil, fmt.Errorf("system_prompt: %w", err)
 	}
 	params, err := paramsOf(ac.ModelArgs)

@@ -12,7 +12,10 @@
 //	  - name: solver
 //	    system_prompt: "You are ..."
 //	    model_args: {max_tokens: 1000}
+//	  - name: judge
+//	    system_prompt_path: research/judge  # prompts/research/judge.md
 //	params: {n: 4}
+//	prompts_dir: prompts    # optional; the default is prompts/ beside the file
 //
 // Loading resolves the base chain (each base path is relative to the file
 // that names it; maps merge recursively, lists and scalars replace, a
@@ -31,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,6 +59,9 @@ type Config struct {
 	Params map[string]any `yaml:"params,omitempty"`
 	// LogDir is where run logs are written.
 	LogDir string `yaml:"log_dir,omitempty"`
+	// PromptsDir is the prompts folder as written, relative to the file
+	// that sets it; see PromptsPath.
+	PromptsDir string `yaml:"prompts_dir,omitempty"`
 	// Mock scripts the mock provider, passed through unchecked.
 	Mock map[string]any `yaml:"mock,omitempty"`
 
@@ -218,4 +225,33 @@ func hint(s string, candidates []string) string {
 	c := slices.Clone(candidates)
 	slices.Sort(c)
 	return " (one of: " + strings.Join(c, ", ") + ")"
+}
+
+// PromptsPath returns the folder of prompt files that system_prompt_path
+// names resolve in: prompts_dir resolved against the directory of the
+// file that sets it (of c.Path when it comes from --set), or else the
+// folder "prompts" beside c.Path when it exists. It returns "" when there
+// is none. An explicit prompts_dir is returned whether or not it exists.
+func (c *Config) PromptsPath() string {
+	if c == nil {
+		return ""
+	}
+	if c.PromptsDir != "" {
+		if filepath.IsAbs(c.PromptsDir) {
+			return c.PromptsDir
+		}
+		from := c.pos.lookup("prompts_dir").file
+		if from == "" || strings.HasPrefix(from, "--set ") {
+			from = c.Path
+		}
+		return filepath.Join(filepath.Dir(from), c.PromptsDir)
+	}
+	if c.Path == "" {
+		return ""
+	}
+	dir := filepath.Join(filepath.Dir(c.Path), "prompts")
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		return dir
+	}
+	return ""
 }

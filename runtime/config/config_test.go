@@ -424,3 +424,63 @@ func TestLoadRealDirectory(t *testing.T) {
 		t.Errorf("config = %+v", c)
 	}
 }
+
+func TestPromptsDir(t *testing.T) {
+	fsys := mapFS(map[string]string{
+		"cfg/base/b.yaml": "prompts_dir: shared_prompts\n",
+	})
+	// Relative to the file that sets it, here the base.
+	c, err := Parse("cfg/child.yaml", []byte("base: base/b\ntactic_type: chat\n"), fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.PromptsDir != "shared_prompts" || c.PromptsPath() != filepath.Join("cfg", "base", "shared_prompts") {
+		t.Errorf("PromptsDir %q, PromptsPath %q", c.PromptsDir, c.PromptsPath())
+	}
+	// The child overrides it, relative to itself; --set is relative to the
+	// loaded config.
+	c, err = Parse("cfg/child.yaml", []byte("base: base/b\nprompts_dir: ../p\n"), fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.PromptsPath() != "p" {
+		t.Errorf("child PromptsPath %q", c.PromptsPath())
+	}
+	if err := c.Set("prompts_dir", "q"); err != nil {
+		t.Fatal(err)
+	}
+	if c.PromptsPath() != filepath.Join("cfg", "q") || c.Resolved()["prompts_dir"] != "q" {
+		t.Errorf("--set PromptsPath %q", c.PromptsPath())
+	}
+	abs := filepath.Join(t.TempDir(), "abs")
+	if err := c.Set("prompts_dir", abs); err != nil || c.PromptsPath() != abs {
+		t.Errorf("absolute PromptsPath %q, %v", c.PromptsPath(), err)
+	}
+
+	// Default: prompts/ beside the config, only if it exists.
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "x.yaml")
+	c, err = Parse(cfgPath, []byte("tactic_type: chat\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.PromptsPath() != "" {
+		t.Errorf("no prompts dir: PromptsPath %q", c.PromptsPath())
+	}
+	if err := os.Mkdir(filepath.Join(dir, "prompts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if c.PromptsPath() != filepath.Join(dir, "prompts") {
+		t.Errorf("default PromptsPath %q", c.PromptsPath())
+	}
+
+	// Type and spelling are checked.
+	_, err = Parse("y.yaml", []byte("prompts_dir: [a]\n"), fsys)
+	if err == nil || !strings.Contains(err.Error(), "y.yaml:1:1: prompts_dir must be a string") {
+		t.Errorf("list prompts_dir: %v", err)
+	}
+	_, err = Parse("y.yaml", []byte("prompt_dir: a\n"), fsys)
+	if err == nil || !strings.Contains(err.Error(), `y.yaml:1:1: unknown key "prompt_dir" at top level (did you mean "prompts_dir"?)`) {
+		t.Errorf("misspelt prompts_dir: %v", err)
+	}
+}

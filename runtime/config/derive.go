@@ -69,6 +69,7 @@ func (c *Config) derive() error {
 
 	c.TacticType = str(tree, nil, "tactic_type")
 	c.LogDir = str(tree, nil, "log_dir")
+	c.PromptsDir = str(tree, nil, "prompts_dir")
 	c.ContextManager = free(tree, nil, "context_manager")
 	c.Params = free(tree, nil, "params")
 	c.Mock = free(tree, nil, "mock")

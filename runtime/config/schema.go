@@ -29,6 +29,7 @@ var topKeys = map[string]field{
 	"context_manager": fFree,
 	"params":          fFree,
 	"log_dir":         fString,
+	"prompts_dir":     fString,
 	"mock":            fFree,
 }
 

@@ -102,6 +102,11 @@ var configTests = map[string]func(t *testing.T, cfg *config.Config){
 		if got, want := dialogs(t, r), []string{"assistant/main"}; !slices.Equal(got, want) {
 			t.Fatalf("dialogs %q, want %q", got, want)
 		}
+		// The system prompt came from prompts/quickstart/solver.md.
+		f, _, _ := r.Forest(t.Context())
+		if head := f.Dialog(f.Roots()[0]).Head(); head.Role != dialog.RoleSystem || !strings.Contains(head.Content, "call the calculator") {
+			t.Fatalf("system message %+v", head)
+		}
 	},
 	"best_of_n":  testBestOfN,
 	"quickstart": testBestOfN,

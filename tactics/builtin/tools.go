@@ -2,63 +2,29 @@ package builtin
 
 import (
 	"context"
-	"fmt"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/tactics"
 )
 
-// toolset holds the tools the react tactic may offer, by name.
-var toolset = struct {
-	sync.RWMutex
-	m map[string]*dialog.Function
-}{m: map[string]*dialog.Function{}}
+// RegisterTool makes f available to the react tactic, and to prompt files,
+// under f.Name; it is [tactics.RegisterTool]. It panics when f is nil or its
+// name is taken, which are programming errors of init code.
+func RegisterTool(f *dialog.Function) { tactics.RegisterTool(f) }
 
-// RegisterTool makes f available to the react tactic under f.Name. It
-// panics when f is nil or its name is taken, which are programming errors
-// of init code.
-func RegisterTool(f *dialog.Function) {
-	toolset.Lock()
-	defer toolset.Unlock()
-	switch {
-	case f == nil:
-		panic("builtin: RegisterTool with a nil function")
-	case toolset.m[f.Name] != nil:
-		panic("builtin: RegisterTool called twice for " + f.Name)
-	}
-	toolset.m[f.Name] = f
-}
-
-// ToolNames lists the registered tools, sorted.
-func ToolNames() []string {
-	toolset.RLock()
-	defer toolset.RUnlock()
-	return toolNamesLocked()
-}
-
-// toolNamesLocked is ToolNames for a caller holding toolset's lock.
-func toolNamesLocked() []string {
-	names := make([]string, 0, len(toolset.m))
-	for n := range toolset.m {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
+// ToolNames lists the registered tools, sorted; it is [tactics.ToolNames].
+func ToolNames() []string { return tactics.ToolNames() }
 
 // lookupTools returns the registered tools named, in order; an unknown
 // name is an error listing the registered ones.
 func lookupTools(names []string) ([]*dialog.Function, error) {
-	toolset.RLock()
-	defer toolset.RUnlock()
 	fns := make([]*dialog.Function, 0, len(names))
 	for _, n := range names {
-		f := toolset.m[n]
-		if f == nil {
-			return nil, fmt.Errorf("unknown tool %q (available: %s)", n, strings.Join(toolNamesLocked(), ", "))
+		f, err := tactics.LookupTool(n)
+		if err != nil {
+			return nil, err
 		}
 		fns = append(fns, f)
 	}

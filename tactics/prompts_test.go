@@ -1,0 +1,140 @@
+package tactics_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/logs"
+	"github.com/lllm-go/lllm/runtime/config"
+	"github.com/lllm-go/lllm/tactics"
+)
+
+// promptsYAML runs chat with a system prompt from a prompt file whose front
+// matter sets a parser and a tool: the model calls the calculator, answers
+// without the required tag, is asked to fix it, then answers.
+const promptsYAML = `
+tactic_type: chat
+global:
+  model_name: mock/demo
+agent_configs:
+  - name: assistant
+    system_prompt_path: math/solver
+mock:
+  replies:
+    - tool_calls: [{name: calculator, arguments: {expression: "2+2"}}]
+    - text: "It is four."
+    - text: "<answer>4</answer>"
+`
+
+const solverMD = `---
+description: Solves arithmetic with the calculator.
+xml_tags: [answer]
+tools: [calculator]
+---
+
+You solve arithmetic. Give the result as <answer>...</answer>.
+`
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, text := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestRunWithSystemPromptPath(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"run.yaml": promptsYAML, "prompts/math/solver.md": solverMD})
+	cfg, err := config.Load(filepath.Join(dir, "run.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logDir := t.TempDir()
+	res, err := tactics.Run(t.Context(), cfg, "What is 2+2?", tactics.RunOptions{LogDir: logDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out string
+	if res.Status != logs.StatusOK || json.Unmarshal(res.Result, &out) != nil || out != "<answer>4</answer>" {
+		t.Fatalf("status %s, result %s, error %s", res.Status, res.Result, res.Error)
+	}
+	if res.Totals.ToolCalls != 1 || res.Totals.ModelCalls != 3 {
+		t.Fatalf("totals %+v", res.Totals)
+	}
+	r, err := logs.Open(logDir, res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _, err := r.Forest(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var system, answer *dialog.Message
+	for _, id := range f.Roots() {
+		d := f.Dialog(id)
+		system, answer = d.Head(), d.Tail()
+	}
+	if system == nil || system.Role != dialog.RoleSystem ||
+		system.Content != "You solve arithmetic. Give the result as <answer>...</answer>." {
+		t.Fatalf("system message %+v", system)
+	}
+	if answer == nil || !strings.Contains(string(answer.Parsed), `"answer":["4"]`) {
+		t.Fatalf("answer %+v", answer)
+	}
+}
+
+func TestRunSystemPromptPathErrors(t *testing.T) {
+	cases := []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{"no prompts dir", map[string]string{"run.yaml": promptsYAML},
+			`system_prompt_path "math/solver" needs a prompts folder`},
+		{"unknown prompt", map[string]string{"run.yaml": promptsYAML, "prompts/math/solvr.md": "x"},
+			`unknown prompt "math/solver" (did you mean "math/solvr"?)`},
+		{"explicit dir", map[string]string{"run.yaml": promptsYAML + "prompts_dir: elsewhere\n", "prompts/math/solver.md": solverMD},
+			"elsewhere: no such file or directory"},
+		{"bad prompt file", map[string]string{"run.yaml": promptsYAML,
+			"prompts/math/solver.md": strings.Replace(solverMD, "[calculator]", "[calculater]", 1)},
+			`solver.md:4:9: tools: unknown tool "calculater" (available: calculator, echo, word_count); did you mean "calculator"?`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFiles(t, dir, c.files)
+			cfg, err := config.Load(filepath.Join(dir, "run.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = tactics.Run(t.Context(), cfg, "x", tactics.RunOptions{LogDir: t.TempDir()})
+			var ce *tactics.ConfigError
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want a *ConfigError containing %q", err, c.want)
+			}
+			if testing.Verbose() {
+				t.Log(err)
+			}
+		})
+	}
+}
+
+func TestLookupTool(t *testing.T) {
+	if f, err := tactics.LookupTool("calculator"); err != nil || f.Name != "calculator" {
+		t.Fatalf("LookupTool = %v, %v", f, err)
+	}
+	if _, err := tactics.LookupTool("eco"); err == nil || !strings.Contains(err.Error(), `did you mean "echo"?`) {
+		t.Fatalf("LookupTool(eco) = %v", err)
+	}
+}
