@@ -1,7 +1,6 @@
-// Package runtime wires a run together: the registries of prompts, tactics,
-// context managers, tools and providers; YAML config loading; the model
-// providers (langchaingo adapters, mock, replay); and the conversation
-// service.
-//
-// The package is being built; see the project's issues.
+// Package runtime is the home of what wires a run together. Its
+// sub-packages: config (YAML tactic configs), prompts (prompt files by
+// path) and provider (model providers: langchaingo adapters and the mock).
+// The tactics and context-manager registries live with their packages
+// (tactics, contextmgr).
 package runtime
