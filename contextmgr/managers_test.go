@@ -403,17 +403,6 @@ func TestRegister(t *testing.T) {
 	}
 }
 
-func TestLevenshtein(t *testing.T) {
-	for _, tt := range []struct {
-		a, b string
-		d    int
-	}{{"", "", 0}, {"abc", "", 3}, {"kitten", "sitting", 3}, {"defualt", "default", 2}, {"日本", "日本語", 1}} {
-		if got := levenshtein(tt.a, tt.b); got != tt.d {
-			t.Errorf("levenshtein(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.d)
-		}
-	}
-}
-
 func TestWindow(t *testing.T) {
 	msgs := []*dialog.Message{msg(dialog.RoleSystem, "S", 10)}
 	for i := range 30 {

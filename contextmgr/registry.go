@@ -3,6 +3,7 @@ package contextmgr
 import (
 	"errors"
 	"fmt"
+	suggestpkg "github.com/lllm-go/lllm/internal/suggest"
 	"math"
 	"slices"
 	"strings"
@@ -103,38 +104,8 @@ func New(cfg map[string]any) (Manager, error) {
 // suggest returns the candidate closest to name by edit distance, if it is
 // close enough to be a likely typo.
 func suggest(name string, candidates []string) string {
-	best, bestD := "", math.MaxInt
-	for _, c := range candidates {
-		if d := levenshtein(name, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if bestD <= max(2, len(name)/3) {
-		return best
-	}
-	return ""
-}
-
-// levenshtein is the edit distance between a and b, by runes.
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
+	best, _ := suggestpkg.Closest(name, candidates)
+	return best
 }
 
 // checkKeys reports the first key of cfg (in sorted order) that is not

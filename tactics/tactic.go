@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lllm-go/lllm/internal/suggest"
 	"slices"
 	"sort"
 	"strings"
@@ -87,36 +88,10 @@ func New(name string, params map[string]any) (Tactic, error) {
 	return t, nil
 }
 
-// closest is the name within edit distance 2 of s (or a third of its
-// length) nearest to it, or "".
+// closest is the registered name s was likely meant to be, or "".
 func closest(s string, names []string) string {
-	best, bestD := "", max(2, len(s)/3)+1
-	for _, n := range names {
-		if d := editDistance(s, n); d < bestD {
-			best, bestD = n, d
-		}
-	}
+	best, _ := suggest.Closest(s, names)
 	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // Session is one tactic call: the agents it may use, its log, and what it

@@ -3,9 +3,9 @@ package config
 import (
 	"cmp"
 	"fmt"
+	suggestpkg "github.com/lllm-go/lllm/internal/suggest"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 )
 
 // field says what a known key holds.
@@ -116,41 +116,5 @@ func checkKeys(tree map[string]any, pt *posTree) []error {
 // suggest returns the candidate closest to s by edit distance, if it is
 // close enough to be a likely typo.
 func suggest(s string, candidates []string) (string, bool) {
-	if utf8.RuneCountInString(s) > 64 {
-		return "", false
-	}
-	best, bestD := "", -1
-	for _, c := range candidates {
-		d := levenshtein(s, c)
-		if bestD < 0 || d < bestD {
-			best, bestD = c, d
-		}
-	}
-	limit := max(2, utf8.RuneCountInString(s)/3)
-	if bestD < 0 || bestD > limit || bestD >= utf8.RuneCountInString(best) {
-		return "", false
-	}
-	return best, true
-}
-
-// levenshtein returns the edit distance between a and b in runes.
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
+	return suggestpkg.Closest(s, candidates)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	suggestpkg "github.com/lllm-go/lllm/internal/suggest"
 	"net/http"
 	"net/url"
 	"os"
@@ -156,34 +157,8 @@ func suggest(s string, known []string) string {
 	if a, ok := aliases[s]; ok && slices.Contains(known, a) {
 		return a
 	}
-	best, bestD := "", 3 // at most two edits away
-	for _, k := range known {
-		if d := editDistance(s, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
+	best, _ := suggestpkg.Closest(s, known)
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // apiKey returns the configured key, else the one in cfg.APIKeyEnv or the
