@@ -27,6 +27,7 @@ package prompts
 import (
 	"errors"
 	"fmt"
+	"github.com/lllm-go/lllm/internal/suggest"
 	"slices"
 	"strings"
 	"sync"
@@ -129,7 +130,7 @@ func nearest(s string, candidates []string, n int) (string, []string) {
 	}
 	all := make([]scored, len(candidates))
 	for i, c := range candidates {
-		all[i] = scored{c, distance(s, c)}
+		all[i] = scored{c, suggest.Distance(s, c)}
 	}
 	slices.SortStableFunc(all, func(a, b scored) int {
 		if a.d != b.d {
@@ -149,26 +150,4 @@ func nearest(s string, candidates []string, n int) (string, []string) {
 		near = append(near, all[i].name)
 	}
 	return best, near
-}
-
-// distance is the edit distance between a and b in runes.
-func distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
