@@ -21,7 +21,7 @@ import (
 const (
 	FormatName   = "lllm-go/run-log"
 	VersionMajor = 1
-	VersionMinor = 0
+	VersionMinor = 1
 )
 
 // Kind is the kind of a record. The payload of a record is under the key
@@ -132,10 +132,16 @@ type ModelCall struct {
 	Agent    string `json:"agent"`
 	Provider string `json:"provider,omitempty"`
 	Model    string `json:"model"`
-	// Call is the ordinal of this call among the agent's calls in the
-	// canonical dialog (the record's Dialog is the working copy sent).
+	// Call is the ordinal of this call among all the agent's calls (the
+	// record's Dialog is the working copy sent).
 	Call    int `json:"call"`
 	Attempt int `json:"attempt"` // 1 for the first try
+	// Alias and Turn place the call in the tactic (since format 1.1): the
+	// alias of the dialog the agent was answering and the call's number
+	// among the agent's calls on it (provider.CallInfo). Replay matches
+	// calls by (Agent, Alias, Turn).
+	Alias string `json:"alias,omitempty"`
+	Turn  int    `json:"turn,omitempty"`
 	// RequestDigest is a hash of everything sent: messages, tools, params.
 	RequestDigest string          `json:"request_digest"`
 	Params        json.RawMessage `json:"params,omitempty"`

@@ -90,7 +90,19 @@ type Agent struct {
 	onCall  func(*CallSession) // set by the tactic Session that made the agent
 	dialogs map[string]*dialog.Dialog
 	current string
-	calls   int // model invocations so far, numbering model_call records
+	calls   int            // model invocations so far, numbering model_call records
+	turns   map[string]int // model calls so far per dialog alias (provider.CallInfo.Turn)
+}
+
+// position numbers the next model call on the dialog alias.
+func (a *Agent) position(alias string) provider.CallInfo {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.turns == nil {
+		a.turns = map[string]int{}
+	}
+	a.turns[alias]++
+	return provider.CallInfo{Agent: a.Name, Dialog: alias, Turn: a.turns[alias]}
 }
 
 // Open starts a dialog under alias, seeded with the system prompt rendered
@@ -233,6 +245,7 @@ func (a *Agent) ReceiveImage(src dialog.ImageSource, caption string, opts ...dia
 type CallSession struct {
 	Agent  string
 	Dialog string // the canonical dialog's id
+	alias  string // the canonical dialog's alias
 	// Attempts are the working dialogs, one per parse attempt, in order;
 	// all but the last failed to parse when State is not "ok".
 	Attempts []string
@@ -270,7 +283,7 @@ func (a *Agent) Respond(ctx context.Context) (*dialog.Message, *CallSession, err
 	if err != nil {
 		return nil, nil, err
 	}
-	s := &CallSession{Agent: a.Name, Dialog: canon.ID()}
+	s := &CallSession{Agent: a.Name, Dialog: canon.ID(), alias: canon.Alias()}
 	reply, err := a.respond(ctx, canon, s)
 	if a.onCall != nil {
 		a.onCall(s)
@@ -398,10 +411,11 @@ func parseReply(gov *dialog.Prompt, reply *dialog.Message) error {
 // invoke sends the working dialog to the model, retrying as Limits allow,
 // appends the reply to it and returns the stored reply.
 func (a *Agent) invoke(ctx context.Context, work *dialog.Dialog, gov *dialog.Prompt, tools bool, lim Limits, s *CallSession) (*dialog.Message, error) {
-	msgs, err := a.fit(ctx, work)
+	msgs, err := a.fit(ctx, work, s.alias)
 	if err != nil {
 		return nil, err
 	}
+	pos := a.position(s.alias)
 	req := &provider.Request{Model: a.ModelName, Messages: msgs, Params: a.Params, Stream: a.Stream}
 	if gov != nil {
 		req.Format = gov.Format
@@ -417,11 +431,12 @@ func (a *Agent) invoke(ctx context.Context, work *dialog.Dialog, gov *dialog.Pro
 
 	recalls := 0
 	for attempt := 1; ; attempt++ {
+		pos.Attempt = attempt
 		start := time.Now()
-		resp, err := a.Model.Generate(ctx, req)
+		resp, err := a.Model.Generate(provider.WithCallInfo(ctx, pos), req)
 		latency := time.Since(start)
 		rec := &logs.ModelCall{Agent: a.Name, Provider: a.provider(), Model: a.ModelName, Call: call, Attempt: attempt,
-			RequestDigest: digest, Params: paramsJSON(a.Params), LatencyMS: ms(latency)}
+			Alias: pos.Dialog, Turn: pos.Turn, RequestDigest: digest, Params: paramsJSON(a.Params), LatencyMS: ms(latency)}
 		c := Call{Dialog: work.ID(), Attempt: attempt, Digest: digest, Latency: latency, Err: err}
 		if err == nil {
 			resp.Message.Name = a.Name
@@ -492,7 +507,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // fit passes the working copy through the context manager and logs what
 // it did.
-func (a *Agent) fit(ctx context.Context, work *dialog.Dialog) ([]*dialog.Message, error) {
+func (a *Agent) fit(ctx context.Context, work *dialog.Dialog, alias string) ([]*dialog.Message, error) {
 	msgs := work.Messages()
 	if a.Context == nil {
 		return msgs, nil
@@ -507,7 +522,7 @@ func (a *Agent) fit(ctx context.Context, work *dialog.Dialog) ([]*dialog.Message
 	var summary string
 	res, err := a.Context.Fit(ctx, contextmgr.Input{Model: a.ModelName, Messages: msgs, Tokens: tok,
 		Summarize: func(ctx context.Context, old []*dialog.Message) (*dialog.Message, error) {
-			m, err := a.summarize(ctx, work, old)
+			m, err := a.summarize(ctx, work, alias, old)
 			if err == nil {
 				archived, summary = len(old), m.Content
 			}
@@ -532,13 +547,15 @@ const summaryRequest = "Summarise the conversation above for your own later use:
 
 // summarize asks the model for a summary of old, recording the call as a
 // model_call of the working dialog, and returns it as one user message.
-func (a *Agent) summarize(ctx context.Context, work *dialog.Dialog, old []*dialog.Message) (*dialog.Message, error) {
+func (a *Agent) summarize(ctx context.Context, work *dialog.Dialog, alias string, old []*dialog.Message) (*dialog.Message, error) {
 	msgs := append(old[:len(old):len(old)], &dialog.Message{Role: dialog.RoleUser, Name: "user", Content: summaryRequest})
 	req := &provider.Request{Model: a.ModelName, Messages: msgs, Params: a.Params}
+	pos := a.position(alias)
+	pos.Attempt = 1
 	start := time.Now()
-	resp, err := a.Model.Generate(ctx, req)
-	rec := &logs.ModelCall{Agent: a.Name, Provider: a.provider(), Model: a.ModelName, Attempt: 1, RequestDigest: req.Digest(),
-		Params: paramsJSON(a.Params), LatencyMS: ms(time.Since(start))}
+	resp, err := a.Model.Generate(provider.WithCallInfo(ctx, pos), req)
+	rec := &logs.ModelCall{Agent: a.Name, Provider: a.provider(), Model: a.ModelName, Attempt: 1, Alias: pos.Dialog, Turn: pos.Turn,
+		RequestDigest: req.Digest(), Params: paramsJSON(a.Params), LatencyMS: ms(time.Since(start))}
 	if err != nil {
 		pe := provider.AsError(a.ModelName, err)
 		rec.Error = &logs.CallError{Type: string(pe.Kind), Message: err.Error(), Status: pe.Status}

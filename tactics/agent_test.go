@@ -343,3 +343,62 @@ func TestToolCallsAfterWithdrawal(t *testing.T) {
 		t.Fatalf("err %v after %d requests, want an error after 4", err, len(m2.reqs))
 	}
 }
+
+// positions is a script that also records the CallInfo of every call.
+type positions struct {
+	script
+	got []provider.CallInfo
+}
+
+func (p *positions) Generate(ctx context.Context, req *provider.Request) (*provider.Response, error) {
+	ci, _ := provider.CallInfoFrom(ctx)
+	p.mu.Lock()
+	p.got = append(p.got, ci)
+	p.mu.Unlock()
+	return p.script.Generate(ctx, req)
+}
+
+// Every call carries its position (agent, alias, turn, attempt) to the
+// model and into its model_call record; retries share a turn, parse
+// retries and other dialogs take their own.
+func TestCallPositions(t *testing.T) {
+	m := &positions{script: script{replies: []any{
+		&provider.Error{Kind: provider.ErrServer, Err: errors.New("boom")},
+		text("no tags"), text("<answer>4</answer>"), text("<answer>5</answer>"),
+	}}}
+	a, run := newAgent(t, m, nil)
+	if err := a.ReceivePrompt(answerPrompt, map[string]any{"task": "2+2"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.Respond(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Fork("main", "side", 0, 0, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Receive("and?"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.Respond(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	want := []provider.CallInfo{
+		{Agent: "solver", Dialog: "main", Turn: 1, Attempt: 1},
+		{Agent: "solver", Dialog: "main", Turn: 1, Attempt: 2},
+		{Agent: "solver", Dialog: "main", Turn: 2, Attempt: 1},
+		{Agent: "solver", Dialog: "side", Turn: 1, Attempt: 1},
+	}
+	if fmt.Sprint(m.got) != fmt.Sprint(want) {
+		t.Fatalf("call positions:\n got %v\nwant %v", m.got, want)
+	}
+	_, recs := run.forest(t)
+	var logged []provider.CallInfo
+	for _, r := range recs {
+		if mc := r.ModelCall; mc != nil {
+			logged = append(logged, provider.CallInfo{Agent: mc.Agent, Dialog: mc.Alias, Turn: mc.Turn, Attempt: mc.Attempt})
+		}
+	}
+	if fmt.Sprint(logged) != fmt.Sprint(want) {
+		t.Fatalf("logged positions:\n got %v\nwant %v", logged, want)
+	}
+}

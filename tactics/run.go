@@ -29,6 +29,11 @@ type RunOptions struct {
 	HTTPClient *http.Client
 	// Seed is recorded in the run's log.
 	Seed int64
+	// Models, when set, opens each agent's model in place of provider.Open,
+	// given the agent's config and the provider.Config Run would use. A
+	// replay serves recorded replies this way; a sweep wraps each real model
+	// (opened with provider.Open) in its cache.
+	Models func(ctx context.Context, agent config.Agent, cfg provider.Config) (provider.Model, error)
 }
 
 // Result is how a run ended.
@@ -56,7 +61,7 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // tactic is reported in the Result (and the log, which is always finished),
 // with a nil error.
 func Run(ctx context.Context, cfg *config.Config, task string, opts RunOptions) (*Result, error) {
-	t, agents, err := prepare(ctx, cfg, opts.HTTPClient)
+	t, agents, err := prepare(ctx, cfg, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +130,7 @@ func agentMakers(specs map[string]*agentSpec) map[string]func() *Agent {
 // prepare checks cfg and builds its tactic and the makers of its agents,
 // opening each agent's model (which touches no network). Every problem is
 // reported at once, as a *ConfigError.
-func prepare(ctx context.Context, cfg *config.Config, client *http.Client) (Tactic, map[string]*agentSpec, error) {
+func prepare(ctx context.Context, cfg *config.Config, opts RunOptions) (Tactic, map[string]*agentSpec, error) {
 	t, err := New(cfg.TacticType, cfg.Params)
 	if err != nil {
 		return nil, nil, &ConfigError{fmt.Errorf("%s: %w", cfg.Path, err)}
@@ -145,7 +150,7 @@ func prepare(ctx context.Context, cfg *config.Config, client *http.Client) (Tact
 	specs := map[string]*agentSpec{}
 	var errs []error
 	for _, ac := range cfg.Agents {
-		sp, err := newSpec(ctx, cfg, ac, reg, mock, client, tokens)
+		sp, err := newSpec(ctx, cfg, ac, reg, mock, opts, tokens)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: agent %s: %w", cfg.Path, ac.Name, err))
 			continue
@@ -183,7 +188,7 @@ func loadPrompts(cfg *config.Config) (*prompts.Registry, error) {
 	return reg, nil
 }
 
-func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prompts.Registry, mock *provider.MockConfig, client *http.Client, tokens *contextmgr.Tokenizer) (*agentSpec, error) {
+func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prompts.Registry, mock *provider.MockConfig, opts RunOptions, tokens *contextmgr.Tokenizer) (*agentSpec, error) {
 	var system *dialog.Prompt
 	var err error
 	if ac.SystemPromptPath != "" {
@@ -200,7 +205,13 @@ func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prom
 	if err != nil {
 		return nil, err
 	}
-	model, err := provider.Open(ctx, ac.ModelName, provider.Config{APIKeyEnv: ac.APIKeyEnv, BaseURL: ac.BaseURL, HTTPClient: client, Mock: mock})
+	pcfg := provider.Config{APIKeyEnv: ac.APIKeyEnv, BaseURL: ac.BaseURL, HTTPClient: opts.HTTPClient, Mock: mock}
+	var model provider.Model
+	if opts.Models != nil {
+		model, err = opts.Models(ctx, ac, pcfg)
+	} else {
+		model, err = provider.Open(ctx, ac.ModelName, pcfg)
+	}
 	if err != nil {
 		return nil, err
 	}

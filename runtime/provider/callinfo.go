@@ -1,0 +1,34 @@
+package provider
+
+import "context"
+
+// CallInfo says where a model call comes from in a tactic: which agent
+// makes it, for which of its dialogs, and which of that dialog's calls it
+// is. The agent call loop puts it in the context it passes to Generate, so
+// a Model that serves recorded replies (replay) or caches them (sweeps) can
+// match calls by position rather than by arrival order.
+type CallInfo struct {
+	Agent string // the agent's name
+	// Dialog is the alias of the dialog the agent is answering (its
+	// canonical dialog, not the working copy of one attempt).
+	Dialog string
+	// Turn numbers the agent's calls on Dialog from 1: every model call
+	// of the call loop (tool rounds, parse retries, context summaries)
+	// takes the next number; retries of one call share it.
+	Turn int
+	// Attempt is 1 for the first try of this call, 2 for its first retry.
+	Attempt int
+}
+
+type callInfoKey struct{}
+
+// WithCallInfo returns a copy of ctx carrying ci.
+func WithCallInfo(ctx context.Context, ci CallInfo) context.Context {
+	return context.WithValue(ctx, callInfoKey{}, ci)
+}
+
+// CallInfoFrom returns the CallInfo ctx carries, if any.
+func CallInfoFrom(ctx context.Context) (CallInfo, bool) {
+	ci, ok := ctx.Value(callInfoKey{}).(CallInfo)
+	return ci, ok
+}

@@ -1,0 +1,43 @@
+package tactics_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/lllm-go/lllm/runtime/config"
+	"github.com/lllm-go/lllm/runtime/provider"
+	"github.com/lllm-go/lllm/tactics"
+)
+
+// counting wraps a model and counts its calls.
+type counting struct {
+	provider.Model
+	n *atomic.Int32
+}
+
+func (c counting) Generate(ctx context.Context, req *provider.Request) (*provider.Response, error) {
+	c.n.Add(1)
+	return c.Model.Generate(ctx, req)
+}
+
+// RunOptions.Models opens every agent's model: here it wraps the model
+// provider.Open gives, and a failure of its own is a config error.
+func TestRunOptionsModels(t *testing.T) {
+	cfg := batchConfig(t, "0s", 1)
+	var calls atomic.Int32
+	var agents []string
+	res, err := tactics.Run(t.Context(), cfg, "echo 0!", tactics.RunOptions{LogDir: t.TempDir(),
+		Models: func(ctx context.Context, ac config.Agent, pc provider.Config) (provider.Model, error) {
+			agents = append(agents, ac.Name+"="+ac.ModelName)
+			m, err := provider.Open(ctx, ac.ModelName, pc)
+			return counting{m, &calls}, err
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.Result) != `"0"` || calls.Load() != 1 || strings.Join(agents, ",") != "assistant=mock/demo" {
+		t.Fatalf("result %s, %d calls through the hook, agents %v", res.Result, calls.Load(), agents)
+	}
+}
