@@ -1,6 +1,7 @@
 package tactics
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,6 +30,8 @@ type RunOptions struct {
 	HTTPClient *http.Client
 	// Seed is recorded in the run's log.
 	Seed int64
+	// Labels are recorded in the run's log (run_start.labels).
+	Labels map[string]string
 	// Models, when set, opens each agent's model in place of provider.Open,
 	// given the agent's config and the provider.Config Run would use. A
 	// replay serves recorded replies this way; a sweep wraps each real model
@@ -65,10 +68,11 @@ func Run(ctx context.Context, cfg *config.Config, task string, opts RunOptions) 
 	if err != nil {
 		return nil, err
 	}
-	start, err := logs.NewRunStart(ctx, cfg.TacticType, cfg.Resolved(), task, opts.Seed)
+	start, err := logs.NewRunStart(ctx, cfg.TacticType, recordedConfig(cfg), task, opts.Seed)
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
+	start.Labels = opts.Labels
 	root := opts.LogDir
 	if root == "" {
 		root = cfg.LogDir
@@ -85,7 +89,7 @@ func Run(ctx context.Context, cfg *config.Config, task string, opts RunOptions) 
 	res := &Result{RunID: run.ID, Dir: run.Dir, Status: logs.StatusOK}
 	end := logs.RunEnd{Status: logs.StatusOK}
 	if err == nil {
-		res.Result, err = json.Marshal(out)
+		res.Result, err = marshalResult(out)
 		end.Result = res.Result
 	}
 	if err != nil {
@@ -97,6 +101,37 @@ func Run(ctx context.Context, cfg *config.Config, task string, opts RunOptions) 
 	}
 	res.Totals = w.Totals()
 	return res, nil
+}
+
+// marshalResult encodes a tactic's result as JSON, leaving <, > and &
+// as they are (tactic results are often tagged text).
+func marshalResult(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// recordedConfig is the config a run log records: the resolved config,
+// with the prompts folder as an absolute path when an agent reads a prompt
+// file, so that the run can be replayed from anywhere.
+func recordedConfig(cfg *config.Config) map[string]any {
+	r := cfg.Resolved()
+	for _, ac := range cfg.Agents {
+		if ac.SystemPromptPath == "" {
+			continue
+		}
+		if dir := cfg.PromptsPath(); dir != "" {
+			if abs, err := filepath.Abs(dir); err == nil {
+				r["prompts_dir"] = abs
+			}
+		}
+		break
+	}
+	return r
 }
 
 // agentSpec is everything needed to make fresh agents of one config entry.

@@ -197,6 +197,7 @@ one, or "latest".`,
 		newTreeCmd(opts),
 		newShowCmd(opts),
 		newRunsCmd(opts),
+		newReplayCmd(opts),
 		newVersionCmd(),
 	)
 	decorateBuiltins(root)

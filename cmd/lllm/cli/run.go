@@ -94,10 +94,8 @@ runs.`,
 // loadConfig loads path and applies each --set in order. A problem is a
 // config error, exit code 2.
 func loadConfig(cmd *cobra.Command, path string, sets []string) (*config.Config, error) {
-	for _, s := range sets {
-		if k, _, ok := strings.Cut(s, "="); !ok || k == "" {
-			return nil, usageErrorf(cmd, "--set %q: want KEY.PATH=VALUE, such as global.model_name=openai/gpt-4o-mini", s)
-		}
+	if err := checkSets(cmd, sets); err != nil {
+		return nil, err
 	}
 	cfg, err := config.Load(path)
 	if err != nil {
@@ -110,6 +108,17 @@ func loadConfig(cmd *cobra.Command, path string, sets []string) (*config.Config,
 		}
 	}
 	return cfg, nil
+}
+
+// checkSets checks the form of --set flags: a usage error names the first
+// without a KEY.PATH= part.
+func checkSets(cmd *cobra.Command, sets []string) error {
+	for _, s := range sets {
+		if k, _, ok := strings.Cut(s, "="); !ok || k == "" {
+			return usageErrorf(cmd, "--set %q: want KEY.PATH=VALUE, such as global.model_name=openai/gpt-4o-mini", s)
+		}
+	}
+	return nil
 }
 
 // configErr is a config problem: each of its problems on a line, exit

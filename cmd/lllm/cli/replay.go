@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lllm-go/lllm/logs"
+	"github.com/lllm-go/lllm/replay"
+	"github.com/lllm-go/lllm/tactics"
+)
+
+type replayOptions struct {
+	*options
+	sets   []string
+	format *enumValue
+}
+
+func newReplayCmd(opts *options) *cobra.Command {
+	o := &replayOptions{options: opts, format: newEnum("text", "text", "json")}
+	cmd := &cobra.Command{
+		Use:   "replay RUN",
+		Short: "Re-execute a run, serving every model call from its log",
+		Long: `Run a recorded run's tactic again, with the config and task its log
+recorded, serving every model call from the recorded replies: no network,
+no API key, and the same result.
+
+Calls are matched by position (agent, dialog alias, call number, attempt)
+and checked against the recorded request digest, so samples at a
+temperature above 0 replay exactly. When the tactic sends a request that
+differs from the recorded one, or one the recording does not have, the
+replay stops and prints where (agent, dialog, call) and a diff of the two
+requests. With --set, the changed config is replayed against the
+recording: the first divergence is where the change first takes effect.
+
+A replay writes a run log of its own, labelled replay_of, under the same
+log root (see 'lllm runs'); replaying a replay gives the same log content.
+The tactic must be registered in this binary.
+
+-o json prints {run_id, replay_of, status, calls, recorded, divergence}.
+The exit code is 0 when the replay matched the recording, 1 when it
+diverged or failed, 2 for a usage or config problem.`,
+		Example: `  # Reproduce the latest run exactly, offline
+  lllm replay latest
+
+  # Where does a new judge prompt first change what the model is sent?
+  lllm replay 4c2769 --set agent_configs.judge.system_prompt="You are lenient."
+
+  # As JSON, for scripts
+  lllm replay latest -o json | jq .divergence`,
+		Args:              runArgs("", 0),
+		ValidArgsFunction: completeRuns(opts, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runReplay(cmd, o, args[0])
+		},
+	}
+	cmd.Flags().StringArrayVar(&o.sets, "set", nil, "override a recorded config value, `KEY.PATH=VALUE` (repeatable)")
+	addFormatFlag(cmd, "output", o.format)
+	return cmd
+}
+
+type divergenceJSON struct {
+	Agent   string `json:"agent"`
+	Dialog  string `json:"dialog"`
+	Call    int    `json:"call"`
+	Attempt int    `json:"attempt"`
+	Reason  string `json:"reason"`
+	Diff    string `json:"diff,omitempty"`
+}
+
+type replayJSON struct {
+	RunID      string          `json:"run_id"`
+	ReplayOf   string          `json:"replay_of"`
+	Status     logs.Status     `json:"status"`
+	Error      string          `json:"error,omitempty"`
+	Calls      int             `json:"calls"`
+	Recorded   int             `json:"recorded"`
+	Divergence *divergenceJSON `json:"divergence"`
+}
+
+func runReplay(cmd *cobra.Command, o *replayOptions, ref string) error {
+	if err := checkSets(cmd, o.sets); err != nil {
+		return err
+	}
+	run, err := logs.Open(o.logDir, ref)
+	if err != nil {
+		return err
+	}
+	rec, err := replay.Load(cmd.Context(), run)
+	if err != nil {
+		return err
+	}
+	warn(cmd, rec.Warnings)
+	rep, err := replay.Run(cmd.Context(), rec, replay.Options{LogDir: o.logDir, Set: o.sets})
+	if errors.As(err, new(*tactics.ConfigError)) {
+		return configErr(err)
+	}
+	if err != nil {
+		return err
+	}
+	res, d := rep.Run, rep.Divergence
+	out := newOutput(cmd)
+	if o.format.value == "json" {
+		j := replayJSON{RunID: res.RunID, ReplayOf: run.ID, Status: res.Status, Error: res.Error, Calls: rep.Calls, Recorded: rep.Recorded}
+		if d != nil {
+			j.Divergence = &divergenceJSON{Agent: d.Agent, Dialog: d.Dialog, Call: d.Turn, Attempt: d.Attempt, Reason: d.Reason, Diff: d.Diff}
+		}
+		if err := writeJSON(out, j); err != nil {
+			return err
+		}
+	} else {
+		if d != nil {
+			fmt.Fprintf(out, "%s\n", d.Error())
+			if d.Diff != "" {
+				fmt.Fprintf(out, "%s\n", d.Diff)
+			}
+		} else if res.Status == logs.StatusOK {
+			writeResultText(out, res.Result)
+		}
+		fmt.Fprintf(out, "replay %s of run %s  status %s  calls %d/%d from the recording\n", res.RunID, run.ID, res.Status, rep.Calls, rep.Recorded)
+	}
+	if err := out.flush(); err != nil {
+		return err
+	}
+	switch {
+	case d != nil:
+		return &exitError{code: ExitError, errs: []error{fmt.Errorf("the replay diverged from run %s; its log is at %s", run.ID, res.Dir)}}
+	case res.Status != logs.StatusOK:
+		return &exitError{code: ExitError, errs: []error{fmt.Errorf("the replay %s: %s; log at %s", res.Status, res.Error, res.Dir)}}
+	}
+	return nil
+}

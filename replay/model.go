@@ -1,0 +1,205 @@
+package replay
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/pmezard/go-difflib/difflib"
+
+	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/runtime/provider"
+)
+
+// Divergence is the first call of a replay that the recording cannot
+// serve: a request that differs from the recorded one, a call the
+// recording does not have, or recorded calls the replay never made.
+type Divergence struct {
+	Position
+	// Reason says what differs, in a few words.
+	Reason string
+	// Recorded is the recorded call, if there is one at Position.
+	Recorded *Call
+	// Diff is a unified diff of the recorded and the replayed request
+	// (messages, one block each, then model, params, tools and format).
+	Diff string
+}
+
+func (d *Divergence) Error() string {
+	return fmt.Sprintf("replay diverged at %s: %s", where(d.Position), d.Reason)
+}
+
+// Model serves the calls of one replay from a Recording. The first
+// divergence is kept (see Divergence) and reported to onDiverge, which
+// should stop the replay; the call itself fails with a cancellation
+// error, so the agent does not retry it.
+type Model struct {
+	rec       *Recording
+	onDiverge func(*Divergence)
+
+	mu    sync.Mutex
+	first *Divergence
+	calls int
+}
+
+// NewModel returns a Model serving rec's calls. onDiverge, if not nil, is
+// called once, with the first divergence.
+func NewModel(rec *Recording, onDiverge func(*Divergence)) *Model {
+	return &Model{rec: rec, onDiverge: onDiverge}
+}
+
+// Divergence returns the first divergence, or nil.
+func (m *Model) Divergence() *Divergence {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.first
+}
+
+// Calls returns how many calls the model served.
+func (m *Model) Calls() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.calls
+}
+
+// Generate serves req from the call recorded at the position ctx carries.
+func (m *Model) Generate(ctx context.Context, req *provider.Request) (*provider.Response, error) {
+	pos, ok := provider.CallInfoFrom(ctx)
+	if !ok {
+		return nil, m.diverge(&Divergence{Reason: "a model call without a position (made outside an agent's call loop) cannot be replayed"})
+	}
+	c, ok := m.rec.take(pos)
+	if !ok {
+		return nil, m.diverge(&Divergence{Position: pos, Reason: "the recording has no such call",
+			Diff: requestDiff(nil, req)})
+	}
+	if got := req.Digest(); got != c.Record.RequestDigest {
+		return nil, m.diverge(&Divergence{Position: pos, Recorded: c,
+			Reason: "the request differs from the recorded one", Diff: requestDiff(c, req)})
+	}
+	m.mu.Lock()
+	m.calls++
+	m.mu.Unlock()
+	if e := c.Record.Error; e != nil {
+		return nil, &provider.Error{Provider: c.Record.Provider, Kind: provider.ErrorKind(e.Type), Status: e.Status,
+			Err: errors.New(e.Message)}
+	}
+	msg := *c.Reply
+	if req.Stream != nil && msg.Text() != "" {
+		if err := req.Stream(ctx, provider.Chunk{Text: msg.Text()}); err != nil {
+			return nil, &provider.Error{Kind: provider.ErrCancelled, Err: err}
+		}
+	}
+	return &provider.Response{Message: msg}, nil
+}
+
+// diverge keeps d if it is the first divergence and returns the error the
+// call fails with.
+func (m *Model) diverge(d *Divergence) error {
+	m.mu.Lock()
+	first := m.first == nil
+	if first {
+		m.first = d
+	}
+	m.mu.Unlock()
+	if first && m.onDiverge != nil {
+		m.onDiverge(d)
+	}
+	return &provider.Error{Kind: provider.ErrCancelled, Err: d}
+}
+
+// requestDiff is a unified diff of the recorded call's request and req.
+// The log keeps only a digest of the tools and format, so both sides show
+// them as replayed.
+func requestDiff(c *Call, req *provider.Request) string {
+	var tail []string
+	if len(req.Tools) > 0 {
+		names := make([]string, len(req.Tools))
+		for i, f := range req.Tools {
+			names[i] = f.Name
+		}
+		tail = append(tail, "tools: "+strings.Join(names, ", "))
+	}
+	if len(req.Format) > 0 {
+		tail = append(tail, "format: "+compactJSON(req.Format))
+	}
+	from := "recorded (no such call)"
+	var a []string
+	if c != nil {
+		from = "recorded"
+		a = append(renderMessages(c.Request), "model: "+c.Record.Model, "params: "+compactJSON(c.Record.Params))
+		a = append(a, tail...)
+	}
+	b := append(renderMessages(req.Messages), "model: "+req.Model, "params: "+compactJSON(paramsJSON(req.Params)))
+	b = append(b, tail...)
+	s, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: splitLines(a), B: splitLines(b),
+		FromFile: from, ToFile: "replayed", Context: 2})
+	return s
+}
+
+// renderMessages writes each message as a block of lines headed by its
+// index, role and sender.
+func renderMessages(msgs []*dialog.Message) []string {
+	out := make([]string, 0, len(msgs))
+	for i, m := range msgs {
+		var b strings.Builder
+		fmt.Fprintf(&b, "[%d] %s", i, m.Role)
+		if m.Name != "" {
+			fmt.Fprintf(&b, " (%s)", m.Name)
+		}
+		if m.ToolCallID != "" {
+			fmt.Fprintf(&b, " answering %s", m.ToolCallID)
+		}
+		b.WriteString(":\n")
+		if t := m.Text(); t != "" {
+			b.WriteString(t)
+			b.WriteString("\n")
+		}
+		for _, p := range m.Parts {
+			switch img := p.Image; {
+			case img == nil:
+			case img.URL != "":
+				fmt.Fprintf(&b, "<image %s>\n", img.URL)
+			default:
+				sum := sha256.Sum256(img.Data)
+				fmt.Fprintf(&b, "<image %s, %d bytes, sha256:%x>\n", img.MIME, len(img.Data), sum[:6])
+			}
+		}
+		for _, fc := range m.FunctionCalls {
+			fmt.Fprintf(&b, "call %s %s(%s)\n", fc.ID, fc.Name, fc.Arguments)
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
+
+func splitLines(blocks []string) []string {
+	var out []string
+	for _, b := range blocks {
+		for _, l := range strings.SplitAfter(strings.TrimSuffix(b, "\n"), "\n") {
+			out = append(out, strings.TrimSuffix(l, "\n")+"\n")
+		}
+	}
+	return out
+}
+
+func paramsJSON(p provider.Params) json.RawMessage {
+	b, _ := json.Marshal(p)
+	return b
+}
+
+func compactJSON(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "{}"
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,0 +1,163 @@
+// Package replay re-executes a recorded run: the run's tactic runs again
+// with the recorded config and task, and every model call is served from
+// the recorded replies instead of a provider, with no network and no key.
+//
+// Calls are matched by position, (agent, dialog alias, turn, attempt) as
+// provider.CallInfo gives them, and checked against the recorded request
+// digest, so repeated samples at a temperature above 0 replay exactly. The
+// first call whose request differs from the recorded one, or that the
+// recording does not have, stops the replay with a *Divergence that says
+// which dialog and call and shows a diff of the two requests.
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/logs"
+	"github.com/lllm-go/lllm/runtime/provider"
+)
+
+// Position is where a model call sits in a tactic; see provider.CallInfo.
+type Position = provider.CallInfo
+
+// Call is one recorded model call.
+type Call struct {
+	Position
+	Seq    int64  // the model_call record's sequence number
+	Dialog string // the working dialog the request was sent from
+	Record *logs.ModelCall
+	// Request is the working dialog's messages when the call was made,
+	// before the context manager shaped them.
+	Request []*dialog.Message
+	// Reply is the recorded reply; nil when the call failed.
+	Reply *dialog.Message
+}
+
+// Recording is the model calls of a run, by position. It is safe for
+// concurrent use.
+type Recording struct {
+	Run      *logs.Run
+	Start    *logs.RunStart
+	Warnings []string // from reading the log, e.g. a torn last line
+
+	calls []*Call // in log order
+	byPos map[Position]*Call
+
+	mu     sync.Mutex
+	served map[Position]bool
+}
+
+// Load reads the model calls of run from its log.
+func Load(ctx context.Context, run *logs.Run) (*Recording, error) {
+	r, err := run.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	start, err := r.Start()
+	if err != nil {
+		return nil, err
+	}
+	rec := &Recording{Run: run, Start: start, byPos: map[Position]*Call{}, served: map[Position]bool{}}
+	var forest dialog.Forest
+	lengths := map[*Call]int{}
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		lr, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ev, ok := lr.Event(); ok {
+			if err := forest.Apply(ev); err != nil {
+				return nil, fmt.Errorf("replay: %s: record %d: %w", run.Path(), lr.Seq, err)
+			}
+			continue
+		}
+		mc := lr.ModelCall
+		if lr.Kind != logs.KindModelCall || mc == nil {
+			continue
+		}
+		if mc.Turn == 0 {
+			return nil, fmt.Errorf("replay: run %s was recorded with log format %s, whose model calls have no position (alias and turn); replay needs a run recorded with format 1.1 or newer: run it again", run.ID, start.Version)
+		}
+		c := &Call{Position: Position{Agent: mc.Agent, Dialog: mc.Alias, Turn: mc.Turn, Attempt: mc.Attempt},
+			Seq: lr.Seq, Dialog: lr.Dialog, Record: mc}
+		if d := forest.Dialog(lr.Dialog); d != nil {
+			lengths[c] = d.Len()
+			if mc.Reply != nil {
+				lengths[c] = mc.Reply.Index
+			}
+		}
+		if _, dup := rec.byPos[c.Position]; dup {
+			return nil, fmt.Errorf("replay: run %s records two model calls at %s; it cannot be replayed call by call", run.ID, where(c.Position))
+		}
+		rec.byPos[c.Position] = c
+		rec.calls = append(rec.calls, c)
+	}
+	rec.Warnings = r.Warnings()
+	// Messages are immutable and dialogs append-only, so each call's
+	// request is a prefix of its dialog's final messages.
+	for _, c := range rec.calls {
+		d := forest.Dialog(c.Dialog)
+		if d == nil {
+			continue
+		}
+		msgs := d.Messages()
+		c.Request = msgs[:min(lengths[c], len(msgs))]
+		if ref := c.Record.Reply; ref != nil {
+			if rd := forest.Dialog(ref.Dialog); rd != nil && ref.Index < rd.Len() {
+				c.Reply = rd.At(ref.Index)
+			}
+		}
+		if c.Reply == nil && c.Record.Error == nil {
+			return nil, fmt.Errorf("replay: run %s: model call %d at %s has neither a reply nor an error in the log", run.ID, c.Seq, where(c.Position))
+		}
+	}
+	return rec, nil
+}
+
+// Calls returns the recorded calls in log order.
+func (r *Recording) Calls() []*Call { return r.calls }
+
+// Unserved returns the recorded calls no replayed call asked for, in log
+// order.
+func (r *Recording) Unserved() []*Call {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*Call
+	for _, c := range r.calls {
+		if !r.served[c.Position] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// take returns the call recorded at pos, marking it served.
+func (r *Recording) take(pos Position) (*Call, bool) {
+	c, ok := r.byPos[pos]
+	if ok {
+		r.mu.Lock()
+		r.served[pos] = true
+		r.mu.Unlock()
+	}
+	return c, ok
+}
+
+func where(p Position) string {
+	s := fmt.Sprintf("agent %s, dialog %q, call %d", p.Agent, p.Dialog, p.Turn)
+	if p.Attempt > 1 {
+		s += fmt.Sprintf(" (attempt %d)", p.Attempt)
+	}
+	return s
+}

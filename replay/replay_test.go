@@ -1,0 +1,281 @@
+package replay_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/lllm-go/lllm/logs"
+	"github.com/lllm-go/lllm/replay"
+	"github.com/lllm-go/lllm/runtime/config"
+	"github.com/lllm-go/lllm/tactics"
+	_ "github.com/lllm-go/lllm/tactics/builtin"
+)
+
+// record runs the config file on task into root and returns its run.
+func record(t *testing.T, root, file, task string, sets ...string) *logs.Run {
+	t.Helper()
+	cfg, err := config.Load(filepath.Join("..", "configs", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sets {
+		k, v, _ := strings.Cut(s, "=")
+		if err := cfg.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := tactics.Run(t.Context(), cfg, task, tactics.RunOptions{LogDir: root, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != logs.StatusOK {
+		t.Fatalf("%s: %s %s", file, res.Status, res.Error)
+	}
+	run, err := logs.Open(root, res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+func replayRun(t *testing.T, run *logs.Run, opts replay.Options) *replay.Report {
+	t.Helper()
+	rec, err := replay.Load(t.Context(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := replay.Run(t.Context(), rec, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// content is a run's log with what differs between two runs of the same
+// thing taken out: times, run ids, dialog ids (numbered in order of
+// appearance), latencies, labels and the host.
+func content(t *testing.T, dir string) []string {
+	t.Helper()
+	r, err := logs.OpenFile(filepath.Join(dir, logs.EventsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ids := map[string]string{}
+	hex := regexp.MustCompile(`"[0-9a-f]{16}"`)
+	var out []string
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Time = rec.Time.UTC().Truncate(1 << 62)
+		if s := rec.RunStart; s != nil {
+			s.RunID, s.Labels, s.Host, s.GitCommit = "", nil, "", ""
+		}
+		if e := rec.RunEnd; e != nil {
+			e.Totals.DurationMS = 0
+		}
+		if m := rec.ModelCall; m != nil {
+			m.LatencyMS = 0
+		}
+		if tc := rec.ToolCall; tc != nil {
+			tc.LatencyMS = 0
+		}
+		if ts := rec.TacticStart; ts != nil {
+			ts.Session, ts.Parent = "", ""
+		}
+		if te := rec.TacticEnd; te != nil {
+			te.Session = ""
+		}
+		b, _ := json.Marshal(rec)
+		line := hex.ReplaceAllStringFunc(string(b), func(id string) string {
+			if ids[id] == "" {
+				ids[id] = fmt.Sprintf(`"d%d"`, len(ids)+1)
+			}
+			return ids[id]
+		})
+		out = append(out, line)
+	}
+	return out
+}
+
+// Every built-in tactic's run replays with no divergence, and replaying
+// the replay gives the same log content.
+func TestReplayBuiltins(t *testing.T) {
+	cases := []struct{ file, task string }{
+		{"quickstart.yaml", "Name a prime number above 10."},
+		{"chat.yaml", "Capital of France?"},
+		{"best_of_n.yaml", "Name a prime number above 10."},
+		{"debate.yaml", "Is 0.999... equal to 1?"},
+		{"self_refine.yaml", "Write a haiku about autumn."},
+		{"react.yaml", "What is 17 * 23?"},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			root := t.TempDir()
+			run := record(t, root, c.file, c.task)
+			rep := replayRun(t, run, replay.Options{})
+			if rep.Divergence != nil {
+				t.Fatalf("replay of %s diverged: %v\n%s", c.file, rep.Divergence, rep.Divergence.Diff)
+			}
+			if rep.Run.Status != logs.StatusOK || rep.Calls != rep.Recorded || rep.Calls == 0 {
+				t.Fatalf("replay: status %s (%s), %d of %d calls", rep.Run.Status, rep.Run.Error, rep.Calls, rep.Recorded)
+			}
+			again, err := logs.Open(root, rep.Run.RunID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again.Start.Labels[replay.LabelReplayOf] != run.ID {
+				t.Fatalf("labels %v", again.Start.Labels)
+			}
+			rep2 := replayRun(t, again, replay.Options{})
+			if rep2.Divergence != nil {
+				t.Fatalf("replay of the replay diverged: %v", rep2.Divergence)
+			}
+			a, b, orig := content(t, again.Dir), content(t, rep2.Run.Dir), content(t, run.Dir)
+			if strings.Join(a, "\n") != strings.Join(b, "\n") {
+				t.Fatalf("replaying a replay changed the log:\n%s\n----\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
+			}
+			if strings.Join(a, "\n") != strings.Join(orig, "\n") {
+				t.Fatalf("the replay's log differs from the original's:\n%s\n----\n%s", strings.Join(orig, "\n"), strings.Join(a, "\n"))
+			}
+		})
+	}
+}
+
+// A changed prompt shows where it first takes effect: the first call
+// whose request contains it, with a diff naming the old and new text.
+func TestReplayWithChangedPrompt(t *testing.T) {
+	root := t.TempDir()
+	run := record(t, root, "debate.yaml", "Is 0.999... equal to 1?")
+	cfg, _ := replay.Config(mustLoad(t, run), nil)
+	judge := -1
+	for i, ac := range cfg.Agents {
+		if ac.Name == "judge" {
+			judge = i
+		}
+	}
+	if judge < 0 {
+		t.Fatal("debate.yaml has no judge")
+	}
+	rep := replayRun(t, run, replay.Options{Set: []string{"agent_configs.judge.system_prompt=You are a lenient judge."}})
+	d := rep.Divergence
+	if d == nil {
+		t.Fatal("no divergence after changing the judge's prompt")
+	}
+	if d.Agent != "judge" || d.Turn != 1 || d.Attempt != 1 || d.Recorded == nil {
+		t.Fatalf("divergence at %+v, want the judge's first call", d.Position)
+	}
+	if !strings.Contains(d.Diff, "+You are a lenient judge.") || !strings.Contains(d.Diff, "-"+cfg.Agents[judge].SystemPrompt) {
+		t.Fatalf("diff does not show the prompt change:\n%s", d.Diff)
+	}
+	// Every call before the judge's was served from the recording.
+	if rep.Calls == 0 || rep.Run.Status != logs.StatusCancelled {
+		t.Fatalf("%d calls served, status %s", rep.Calls, rep.Run.Status)
+	}
+	if !strings.Contains(rep.Run.Error, "replay diverged at agent judge") {
+		t.Fatalf("the replay's log does not say why it stopped: %q", rep.Run.Error)
+	}
+}
+
+// A model parameter changed with --set diverges at the first call of the
+// agent it applies to, and the diff shows the params line.
+func TestReplayWithChangedParams(t *testing.T) {
+	root := t.TempDir()
+	run := record(t, root, "chat.yaml", "Capital of France?")
+	rep := replayRun(t, run, replay.Options{Set: []string{"global.model_args.temperature=0.55"}})
+	d := rep.Divergence
+	if d == nil || d.Turn != 1 || !strings.Contains(d.Diff, `+params: {`) || !strings.Contains(d.Diff, `0.55`) {
+		t.Fatalf("divergence %v\n%v", d, d)
+	}
+}
+
+func mustLoad(t *testing.T, run *logs.Run) *replay.Recording {
+	t.Helper()
+	rec, err := replay.Load(t.Context(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// Runs that cannot be replayed say why, and write nothing.
+func TestReplayBadRuns(t *testing.T) {
+	root := t.TempDir()
+	run := record(t, root, "chat.yaml", "Capital of France?")
+	path := run.Path()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
+
+	write := func(name string, lines []string) *logs.Run {
+		dir := filepath.Join(root, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, logs.EventsFile), []byte(strings.Join(lines, "")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := logs.Open(root, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	edit := func(line, old, new string) string { return strings.Replace(line, old, new, 1) }
+
+	noConfig := write("noconfig", append([]string{regexp.MustCompile(`"config":\{.*?\},"task"`).ReplaceAllString(lines[0], `"task"`)}, lines[1:]...))
+	unknown := write("unknown", append([]string{edit(lines[0], `"tactic":"chat"`, `"tactic":"mytactic"`)}, lines[1:]...))
+	old := make([]string, len(lines))
+	for i, l := range lines {
+		old[i] = regexp.MustCompile(`"alias":"[^"]*","turn":\d+,`).ReplaceAllString(edit(l, `"version":"1.1"`, `"version":"1.0"`), "")
+	}
+	oldFormat := write("oldformat", old)
+
+	before, _ := logs.List(root)
+	for name, c := range map[string]struct {
+		run  *logs.Run
+		want string
+	}{
+		"no config":  {noConfig, "records no config"},
+		"unknown":    {unknown, `used tactic "mytactic", which this binary does not register`},
+		"format 1.0": {oldFormat, "format 1.0"},
+	} {
+		rec, err := replay.Load(t.Context(), c.run)
+		if err == nil {
+			_, err = replay.Run(t.Context(), rec, replay.Options{})
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", name, err, c.want)
+		}
+	}
+	if after, _ := logs.List(root); len(after) != len(before) {
+		t.Fatalf("failed replays wrote runs: %d before, %d after", len(before), len(after))
+	}
+
+	// A torn last line (a crash) is tolerated; the replay then makes calls
+	// the recording cut short, and says so.
+	cut := strings.Join(lines[:len(lines)-1], "")
+	last := lines[len(lines)-1]
+	torn := write("torn", strings.SplitAfter(cut+last[:len(last)/2], "\n"))
+	rec := mustLoad(t, torn)
+	if len(rec.Warnings) == 0 {
+		t.Fatal("no warning for the torn line")
+	}
+	rep, err := replay.Run(t.Context(), rec, replay.Options{})
+	if err != nil || rep.Divergence != nil {
+		t.Fatalf("replay of a run torn after its last call: %v %v", err, rep.Divergence)
+	}
+}

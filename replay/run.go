@@ -1,0 +1,117 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/lllm-go/lllm/logs"
+	"github.com/lllm-go/lllm/runtime/config"
+	"github.com/lllm-go/lllm/runtime/provider"
+	"github.com/lllm-go/lllm/tactics"
+)
+
+// LabelReplayOf is the run_start label naming the run a replay replays.
+const LabelReplayOf = "replay_of"
+
+// Options adjust Run.
+type Options struct {
+	// LogDir is the log root of the replay's own run; empty means the
+	// recorded run's.
+	LogDir string
+	// Set overrides the recorded config, as "key.path=value" (see
+	// config.Config.Set), to see where a change first takes effect.
+	Set []string
+}
+
+// Report is what a replay did.
+type Report struct {
+	Of *logs.Run // the recorded run
+	// Run is how the replay's own run ended; its log is a run of its own.
+	Run      *tactics.Result
+	Calls    int // calls served from the recording
+	Recorded int // calls in the recording
+	// Divergence is the first call the recording could not serve, or the
+	// first recorded call the replay never made; nil when the replay
+	// matched the recording call for call.
+	Divergence *Divergence
+}
+
+// Config returns the config rec's run was recorded with, with sets
+// applied. A config problem is a *tactics.ConfigError.
+func Config(rec *Recording, sets []string) (*config.Config, error) {
+	start := rec.Start
+	if len(start.Config) == 0 || string(start.Config) == "null" {
+		return nil, &tactics.ConfigError{Err: fmt.Errorf("run %s records no config, so it cannot be replayed (runs of lllm run and tactics.Run record theirs)", rec.Run.ID)}
+	}
+	if !slices.Contains(tactics.Names(), start.Tactic) {
+		return nil, &tactics.ConfigError{Err: fmt.Errorf("run %s used tactic %q, which this binary does not register (it has %s): replay it with the program that ran it, which imports the package registering %q",
+			rec.Run.ID, start.Tactic, strings.Join(tactics.Names(), ", "), start.Tactic)}
+	}
+	name := rec.Run.Path() + " (recorded config)"
+	noBase := func(path string) ([]byte, error) {
+		return nil, fmt.Errorf("%s: %w", path, fs.ErrNotExist)
+	}
+	cfg, err := config.Parse(name, start.Config, noBase)
+	if err != nil {
+		return nil, &tactics.ConfigError{Err: err}
+	}
+	for _, s := range sets {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok {
+			return nil, &tactics.ConfigError{Err: fmt.Errorf("--set %q: want key.path=value", s)}
+		}
+		if err := cfg.Set(k, v); err != nil {
+			return nil, &tactics.ConfigError{Err: err}
+		}
+	}
+	return cfg, nil
+}
+
+// Run replays rec: its tactic runs again with the recorded config (with
+// opts.Set applied) and task, every model call served from rec. The
+// replay writes a run log of its own, labelled replay_of. The first
+// divergence stops it; it is in the Report, not the error, which is for
+// replays that could not start (a *tactics.ConfigError for config
+// problems).
+func Run(ctx context.Context, rec *Recording, opts Options) (*Report, error) {
+	cfg, err := Config(rec, opts.Set)
+	if err != nil {
+		return nil, err
+	}
+	var task string
+	if err := json.Unmarshal(rec.Start.Task, &task); err != nil {
+		return nil, &tactics.ConfigError{Err: fmt.Errorf("run %s: its task is not text (%.40s), so lllm cannot pass it to the tactic again", rec.Run.ID, rec.Start.Task)}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	model := NewModel(rec, func(d *Divergence) { cancel(d) })
+	root := opts.LogDir
+	if root == "" {
+		root = filepath.Dir(rec.Run.Dir)
+	}
+	res, err := tactics.Run(ctx, cfg, task, tactics.RunOptions{
+		LogDir: root,
+		Seed:   rec.Start.Seed,
+		Labels: map[string]string{LabelReplayOf: rec.Run.ID},
+		Models: func(context.Context, config.Agent, provider.Config) (provider.Model, error) {
+			return model, nil
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Of: rec.Run, Run: res, Calls: model.Calls(), Recorded: len(rec.Calls()), Divergence: model.Divergence()}
+	if rep.Divergence == nil {
+		if left := rec.Unserved(); len(left) > 0 {
+			c := left[0]
+			rep.Divergence = &Divergence{Position: c.Position, Recorded: c,
+				Reason: fmt.Sprintf("the replay never made this recorded call (it made %d of the %d recorded calls)", rep.Calls, rep.Recorded)}
+		}
+	}
+	return rep, nil
+}
