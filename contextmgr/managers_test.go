@@ -342,7 +342,7 @@ func TestNewErrors(t *testing.T) {
 	if !errors.Is(err, ErrUnknownType) {
 		t.Fatalf("unknown type: err = %v, want ErrUnknownType", err)
 	}
-	for _, want := range []string{`"defualt"`, `did you mean "default"?`, "registered: default, none, summary, window"} {
+	for _, want := range []string{`"defualt"`, `did you mean "default"?`, "registered context manager types: default, none, summary, window"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("unknown type error %q lacks %q", err, want)
 		}

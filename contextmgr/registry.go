@@ -3,11 +3,11 @@ package contextmgr
 import (
 	"errors"
 	"fmt"
-	suggestpkg "github.com/lllm-go/lllm/internal/suggest"
 	"math"
 	"slices"
 	"strings"
-	"sync"
+
+	"github.com/lllm-go/lllm/internal/registry"
 )
 
 // A Factory builds a Manager from its configuration, the map given to [New]
@@ -18,41 +18,22 @@ type Factory func(cfg map[string]any) (Manager, error)
 // under.
 var ErrUnknownType = errors.New("unknown context manager type")
 
-var (
-	registryMu sync.RWMutex
-	registry   = map[string]Factory{}
-)
+var factories = registry.New[Factory]("context manager type", "context manager types", ErrUnknownType)
 
-// Register makes a context manager available to [New] under name. It is
-// meant to be called from init functions and, like database/sql's Register,
-// panics if name is empty, f is nil or name is already registered: these are
+// Register makes a context manager available to [New] under name, a path
+// or a package-qualified "pkg:path". It is meant to be called from init
+// functions and, like database/sql's Register, panics if name is empty or
+// malformed, f is nil or name is already registered: these are
 // programming errors, found when the program starts.
 func Register(name string, f Factory) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	if name == "" {
-		panic("contextmgr: Register with an empty name")
-	}
 	if f == nil {
 		panic("contextmgr: Register " + name + " with a nil factory")
 	}
-	if _, dup := registry[name]; dup {
-		panic("contextmgr: Register called twice for " + name)
-	}
-	registry[name] = f
+	factories.MustRegister(name, f)
 }
 
 // Names returns the registered type names, sorted.
-func Names() []string {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
+func Names() []string { return factories.Names() }
 
 // New builds the context manager that cfg describes, as found under an
 // agent's context_manager key. cfg["type"] names a registered manager:
@@ -83,29 +64,15 @@ func New(cfg map[string]any) (Manager, error) {
 	if name == "null" {
 		name = "none"
 	}
-	registryMu.RLock()
-	f := registry[name]
-	registryMu.RUnlock()
-	if f == nil {
-		names := Names()
-		msg := fmt.Sprintf("%q", name)
-		if s := suggest(name, append(names, "null")); s != "" {
-			msg += fmt.Sprintf(" (did you mean %q?)", s)
-		}
-		return nil, fmt.Errorf("contextmgr: %w %s; registered: %s", ErrUnknownType, msg, strings.Join(names, ", "))
+	f, name, err := factories.Lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("contextmgr: %w", err)
 	}
 	m, err := f(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("contextmgr: %s: %w", name, err)
 	}
 	return m, nil
-}
-
-// suggest returns the candidate closest to name by edit distance, if it is
-// close enough to be a likely typo.
-func suggest(name string, candidates []string) string {
-	best, _ := suggestpkg.Closest(name, candidates)
-	return best
 }
 
 // checkKeys reports the first key of cfg (in sorted order) that is not

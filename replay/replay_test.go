@@ -237,7 +237,7 @@ func TestReplayBadRuns(t *testing.T) {
 	edit := func(line, old, new string) string { return strings.Replace(line, old, new, 1) }
 
 	noConfig := write("noconfig", append([]string{regexp.MustCompile(`"config":\{.*?\},"task"`).ReplaceAllString(lines[0], `"task"`)}, lines[1:]...))
-	unknown := write("unknown", append([]string{edit(lines[0], `"tactic":"chat"`, `"tactic":"mytactic"`)}, lines[1:]...))
+	unknown := write("unknown", append([]string{strings.ReplaceAll(lines[0], `"chat"`, `"mytactic"`)}, lines[1:]...))
 	old := make([]string, len(lines))
 	for i, l := range lines {
 		old[i] = regexp.MustCompile(`"alias":"[^"]*","turn":\d+,`).ReplaceAllString(edit(l, `"version":"1.1"`, `"version":"1.0"`), "")

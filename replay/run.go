@@ -3,12 +3,13 @@ package replay
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"slices"
 	"strings"
 
+	"github.com/lllm-go/lllm/internal/registry"
 	"github.com/lllm-go/lllm/logs"
 	"github.com/lllm-go/lllm/runtime/config"
 	"github.com/lllm-go/lllm/runtime/provider"
@@ -48,10 +49,6 @@ func Config(rec *Recording, sets []string) (*config.Config, error) {
 	if len(start.Config) == 0 || string(start.Config) == "null" {
 		return nil, &tactics.ConfigError{Err: fmt.Errorf("run %s records no config, so it cannot be replayed (runs of lllm run and tactics.Run record theirs)", rec.Run.ID)}
 	}
-	if !slices.Contains(tactics.Names(), start.Tactic) {
-		return nil, &tactics.ConfigError{Err: fmt.Errorf("run %s used tactic %q, which this binary does not register (it has %s): replay it with the program that ran it, which imports the package registering %q",
-			rec.Run.ID, start.Tactic, strings.Join(tactics.Names(), ", "), start.Tactic)}
-	}
 	name := rec.Run.Path() + " (recorded config)"
 	noBase := func(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", path, fs.ErrNotExist)
@@ -59,6 +56,10 @@ func Config(rec *Recording, sets []string) (*config.Config, error) {
 	cfg, err := config.Parse(name, start.Config, noBase)
 	if err != nil {
 		return nil, &tactics.ConfigError{Err: err}
+	}
+	if _, err := tactics.New(cfg.TacticType, cfg.Params); errors.As(err, new(*registry.NotFoundError)) {
+		return nil, &tactics.ConfigError{Err: fmt.Errorf("run %s used tactic %q, which this binary does not register (it has %s): replay it with the program that ran it, which imports the package registering %q",
+			rec.Run.ID, cfg.TacticType, strings.Join(tactics.Names(), ", "), cfg.TacticType)}
 	}
 	for _, s := range sets {
 		k, v, ok := strings.Cut(s, "=")

@@ -41,3 +41,35 @@ func TestRunOptionsModels(t *testing.T) {
 		t.Fatalf("result %s, %d calls through the hook, agents %v", res.Result, calls.Load(), agents)
 	}
 }
+
+// lab:shout is a tactic of another package, named by its bare path or
+// qualified in tactic_type.
+type shout struct{}
+
+func (shout) Agents() []string { return []string{"assistant"} }
+func (shout) Call(ctx context.Context, s *tactics.Session, task string) (any, error) {
+	return strings.ToUpper(task), nil
+}
+
+func init() {
+	tactics.Register("lab:shout", func(map[string]any) (tactics.Tactic, error) { return shout{}, nil })
+}
+
+func TestPackageQualifiedTactic(t *testing.T) {
+	for _, name := range []string{"shout", "lab:shout"} {
+		cfg := batchConfig(t, "0s", 0)
+		if err := cfg.Set("tactic_type", name); err != nil {
+			t.Fatal(err)
+		}
+		res, err := tactics.Run(t.Context(), cfg, "hi", tactics.RunOptions{LogDir: t.TempDir()})
+		if err != nil || string(res.Result) != `"HI"` {
+			t.Fatalf("tactic_type %s: %v %+v", name, err, res)
+		}
+	}
+	cfg := batchConfig(t, "0s", 0)
+	_ = cfg.Set("tactic_type", "lab:shuot")
+	_, err := tactics.Run(t.Context(), cfg, "hi", tactics.RunOptions{LogDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), `unknown tactic "lab:shuot" (did you mean "lab:shout"?)`) {
+		t.Fatalf("typo: %v", err)
+	}
+}

@@ -108,7 +108,7 @@ func TestRunSystemPromptPathErrors(t *testing.T) {
 			"elsewhere: no such file or directory"},
 		{"bad prompt file", map[string]string{"run.yaml": promptsYAML,
 			"prompts/math/solver.md": strings.Replace(solverMD, "[calculator]", "[calculater]", 1)},
-			`solver.md:4:9: tools: unknown tool "calculater" (available: calculator, echo, word_count); did you mean "calculator"?`},
+			`solver.md:4:9: tools: unknown tool "calculater" (did you mean "calculator"?); registered tools: calculator, echo, word_count`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

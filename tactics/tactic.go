@@ -7,13 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/lllm-go/lllm/internal/suggest"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
 	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/internal/registry"
+	"github.com/lllm-go/lllm/internal/suggest"
 	"github.com/lllm-go/lllm/logs"
 )
 
@@ -33,62 +33,39 @@ type Tactic interface {
 // params it does not know, with an error naming them.
 type Factory func(params map[string]any) (Tactic, error)
 
-var registry = struct {
-	sync.RWMutex
-	m map[string]Factory
-}{m: map[string]Factory{}}
+var factories = registry.New[Factory]("tactic", "tactics", nil)
 
-// Register makes a tactic available under name. It panics when name is
-// empty or taken, or f is nil, which are programming errors of init code,
-// as database/sql.Register does.
+// Register makes a tactic available under name: a path ("best_of_n",
+// "research/probe") or a package-qualified one ("mylab:probe"), which a
+// config names in tactic_type (a bare path finds a qualified name when
+// only one package has it). It panics when name is malformed or taken, or
+// f is nil, which are programming errors of init code, as
+// database/sql.Register does.
 func Register(name string, f Factory) {
-	registry.Lock()
-	defer registry.Unlock()
-	switch {
-	case name == "":
-		panic("tactics: Register with an empty name")
-	case f == nil:
+	if f == nil {
 		panic("tactics: Register " + name + " with a nil factory")
-	case registry.m[name] != nil:
-		panic("tactics: Register called twice for " + name)
 	}
-	registry.m[name] = f
+	factories.MustRegister(name, f)
 }
 
 // Names lists the registered tactics, sorted.
-func Names() []string {
-	registry.RLock()
-	defer registry.RUnlock()
-	names := make([]string, 0, len(registry.m))
-	for n := range registry.m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func Names() []string { return factories.Names() }
 
 // New builds the registered tactic name with params. An unknown name is an
 // error listing the registered ones, with a suggestion when one is close.
 func New(name string, params map[string]any) (Tactic, error) {
-	registry.RLock()
-	f := registry.m[name]
-	registry.RUnlock()
-	if f == nil {
-		names := Names()
-		msg := fmt.Sprintf("unknown tactic %q", name)
-		if s := closest(name, names); s != "" {
-			msg += fmt.Sprintf(" (did you mean %q?)", s)
-		}
-		return nil, fmt.Errorf("%s; registered tactics: %s", msg, strings.Join(names, ", "))
+	f, full, err := factories.Lookup(name)
+	if err != nil {
+		return nil, err
 	}
 	t, err := f(params)
 	if err != nil {
-		return nil, fmt.Errorf("tactic %s: %w", name, err)
+		return nil, fmt.Errorf("tactic %s: %w", full, err)
 	}
 	return t, nil
 }
 
-// closest is the registered name s was likely meant to be, or "".
+// closest is the name s was likely meant to be, or "".
 func closest(s string, names []string) string {
 	best, _ := suggest.Closest(s, names)
 	return best

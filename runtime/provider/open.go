@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	suggestpkg "github.com/lllm-go/lllm/internal/suggest"
 	"net/http"
 	"net/url"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -22,6 +20,9 @@ import (
 	"github.com/tmc/langchaingo/llms/ollama"
 	"github.com/tmc/langchaingo/llms/openai"
 	"google.golang.org/api/option"
+
+	"github.com/lllm-go/lllm/internal/registry"
+	suggestpkg "github.com/lllm-go/lllm/internal/suggest"
 )
 
 // Config is how Open reaches a provider. The zero value reads everything
@@ -61,22 +62,21 @@ type Factory func(ctx context.Context, model string, cfg Config) (Model, error)
 // key is missing.
 var ErrNoAPIKey = errors.New("no API key")
 
-var registry = struct {
-	sync.RWMutex
-	m map[string]Factory
-}{m: map[string]Factory{
-	"openai":    openOpenAI,
-	"anthropic": openAnthropic,
-	"googleai":  openGoogleAI,
-	"ollama":    openOllama,
-	"mistral":   openMistral,
-	"bedrock":   openBedrock,
-	"mock":      openMock,
-}}
+var providers = func() *registry.Registry[Factory] {
+	r := registry.New[Factory]("provider", "providers", nil)
+	for name, f := range map[string]Factory{
+		"openai": openOpenAI, "anthropic": openAnthropic, "googleai": openGoogleAI,
+		"ollama": openOllama, "mistral": openMistral, "bedrock": openBedrock, "mock": openMock,
+	} {
+		r.MustRegister(name, f)
+	}
+	return r
+}()
 
 // Register makes f open the models of provider, so "provider/model" names
-// them. It replaces a provider already registered under that name, the
-// built-in ones included; a nil f removes the provider. Provider names are
+// them; provider may be package-qualified ("mylab:vllm/model"). It replaces
+// a provider already registered under that name, the built-in ones
+// included; a nil f removes the provider. Provider names are
 // case-insensitive and must not contain '/'; Register ignores an empty or
 // invalid name. It is safe for concurrent use.
 func Register(provider string, f Factory) {
@@ -84,26 +84,15 @@ func Register(provider string, f Factory) {
 	if provider == "" || strings.Contains(provider, "/") {
 		return
 	}
-	registry.Lock()
-	defer registry.Unlock()
 	if f == nil {
-		delete(registry.m, provider)
+		providers.Delete(provider)
 		return
 	}
-	registry.m[provider] = f
+	_ = providers.Set(provider, f)
 }
 
 // Providers returns the registered provider names, sorted.
-func Providers() []string {
-	registry.RLock()
-	defer registry.RUnlock()
-	names := make([]string, 0, len(registry.m))
-	for name := range registry.m {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names
-}
+func Providers() []string { return providers.Names() }
 
 // Open returns the model called name, which is "provider/model" (such as
 // "openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5",
@@ -121,11 +110,12 @@ func Open(ctx context.Context, name string, cfg Config) (Model, error) {
 		return nil, fmt.Errorf(`provider: model name %q must be "provider/model", such as "openai/gpt-4o-mini" (providers: %s)`,
 			name, strings.Join(Providers(), ", "))
 	}
-	registry.RLock()
-	f := registry.m[prov]
-	registry.RUnlock()
-	if f == nil {
-		return nil, unknownProvider(name, prov)
+	f, _, err := providers.Lookup(prov)
+	if err != nil {
+		if nf := new(registry.NotFoundError); errors.As(err, &nf) && len(nf.Ambiguous) == 0 {
+			return nil, unknownProvider(name, prov)
+		}
+		return nil, fmt.Errorf("provider: %w", err)
 	}
 	m, err := f(ctx, model, cfg)
 	if err != nil {

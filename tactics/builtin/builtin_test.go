@@ -387,7 +387,7 @@ func TestParamErrors(t *testing.T) {
 		{"debate", map[string]any{"rounds": -1}, "rounds must be at least 1"},
 		{"debate", map[string]any{"round": 1, "judges": 2}, `unknown params ["judges" "round"]`},
 		{"self_refine", map[string]any{"iterations": 0}, "iterations must be at least 1"},
-		{"react", map[string]any{"tools": []any{"calculater"}}, `unknown tool "calculater" (available: calculator, echo, word_count)`},
+		{"react", map[string]any{"tools": []any{"calculater"}}, `unknown tool "calculater" (did you mean "calculator"?); registered tools: calculator, echo, word_count`},
 		{"react", map[string]any{"tools": "calculator"}, "must be a list"},
 		{"react", map[string]any{"max_steps": 0}, "max_steps must be at least 1"},
 		{"react", map[string]any{"steps": 3}, "accepted: max_steps, tools"},

@@ -1,0 +1,89 @@
+package registry
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+var errUnknown = errors.New("unknown thing")
+
+func TestLookup(t *testing.T) {
+	r := New[int]("tactic", "tactics", errUnknown)
+	r.MustRegister("chat", 1)
+	r.MustRegister("lab:probe", 2)
+	r.MustRegister("lab:research/agent", 3)
+	r.MustRegister("other:research/agent", 4)
+	r.MustRegister("lab:chat", 5)
+
+	for name, want := range map[string]struct {
+		v    int
+		full string
+	}{
+		"chat":                 {1, "chat"},     // the unqualified name wins over lab:chat
+		"lab:chat":             {5, "lab:chat"}, // a qualified name matches exactly
+		"probe":                {2, "lab:probe"},
+		"lab:probe":            {2, "lab:probe"},
+		"other:research/agent": {4, "other:research/agent"},
+	} {
+		v, full, err := r.Lookup(name)
+		if err != nil || v != want.v || full != want.full {
+			t.Errorf("Lookup(%q) = %d, %q, %v; want %d, %q", name, v, full, err, want.v, want.full)
+		}
+	}
+
+	for name, wants := range map[string][]string{
+		"research/agent": {`tactic "research/agent" is ambiguous`, "use one of lab:research/agent, other:research/agent"},
+		"prob":           {`unknown tactic "prob" (did you mean "lab:probe"?)`, "registered tactics: chat, lab:chat, lab:probe, lab:research/agent, other:research/agent"},
+		"lab:prbe":       {`(did you mean "lab:probe"?)`},
+		"x:probe":        {`unknown tactic "x:probe" (did you mean "lab:probe"?)`},
+		"nothing-like":   {`unknown tactic "nothing-like"; registered tactics:`},
+	} {
+		_, _, err := r.Lookup(name)
+		var nf *NotFoundError
+		if !errors.As(err, &nf) || !errors.Is(err, errUnknown) {
+			t.Fatalf("Lookup(%q) error %v is not a NotFoundError matching the sentinel", name, err)
+		}
+		for _, w := range wants {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("Lookup(%q) = %q, want it to contain %q", name, err, w)
+			}
+		}
+	}
+
+	empty := New[int]("tool", "tools", nil)
+	if _, _, err := empty.Lookup("calc"); err == nil || err.Error() != `unknown tool "calc": no tools are registered` || errors.Is(err, errUnknown) {
+		t.Errorf("empty registry: %v", err)
+	}
+}
+
+func TestRegister(t *testing.T) {
+	r := New[int]("tool", "tools", nil)
+	for _, bad := range []string{"", ":x", "lab:", "a b", "a:b:c", "tab\tname"} {
+		if err := r.Register(bad, 1); err == nil {
+			t.Errorf("Register(%q) accepted a bad name", bad)
+		}
+	}
+	if err := r.Register("calc", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Register("calc", 2); err == nil || !strings.Contains(err.Error(), `tool "calc" is registered twice`) {
+		t.Errorf("duplicate: %v", err)
+	}
+	if err := r.Set("calc", 3); err != nil {
+		t.Fatal(err)
+	}
+	if v, _, _ := r.Lookup("calc"); v != 3 {
+		t.Errorf("Set did not replace: %d", v)
+	}
+	r.Delete("calc")
+	if names := r.Names(); len(names) != 0 {
+		t.Errorf("after Delete: %v", names)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("MustRegister of a bad name did not panic")
+		}
+	}()
+	r.MustRegister("", 1)
+}
