@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lllm-go/lllm/logs"
 )
@@ -382,5 +383,41 @@ func TestBinaryRunAndRuns(t *testing.T) {
 	}
 	if code, _, stderr = run("run", cfg, "--log-dir", logDir); code != 2 {
 		t.Fatalf("no task: exit %d\n%s", code, stderr)
+	}
+
+	// Ctrl-C in the middle of a model call: the run ends cancelled, exit 1,
+	// and its log is finished and says so.
+	slow, slowLogs := writeConfig(t, chatConfig+"  latency: 1m\n")
+	cmd := exec.Command(bin, "run", slow, "--task", "hi", "--log-dir", slowLogs)
+	var stderrBuf bytes.Buffer
+	cmd.Stderr = &stderrBuf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		// The working fork is made just before the model is called.
+		events, _ := filepath.Glob(filepath.Join(slowLogs, "*", logs.EventsFile))
+		if len(events) == 1 {
+			if b, _ := os.ReadFile(events[0]); bytes.Contains(b, []byte(`"kind":"fork"`)) {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("the run never reached its model call; stderr:\n%s", stderrBuf.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	var ee *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(stderrBuf.String(), "cancelled; log at") {
+		t.Fatalf("after Ctrl-C: %v\n%s", err, stderrBuf.String())
+	}
+	sums, err := logs.List(slowLogs)
+	if err != nil || len(sums) != 1 || sums[0].Status() != logs.StatusCancelled {
+		t.Fatalf("the cancelled run's log: %v %+v", err, sums)
 	}
 }
