@@ -198,6 +198,7 @@ one, or "latest".`,
 		newShowCmd(opts),
 		newRunsCmd(opts),
 		newReplayCmd(opts),
+		newDiffCmd(opts),
 		newVersionCmd(),
 	)
 	decorateBuiltins(root)

@@ -6,7 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/inspect"
+	"github.com/lllm-go/lllm/logs"
 )
 
 type treeOptions struct {
@@ -17,7 +18,11 @@ type treeOptions struct {
 }
 
 func newTreeCmd(opts *options) *cobra.Command {
-	o := &treeOptions{options: opts, format: newEnum("text", "text", "json")}
+	formats := make([]string, len(inspect.Formats))
+	for i, f := range inspect.Formats {
+		formats[i] = string(f)
+	}
+	o := &treeOptions{options: opts, format: newEnum("text", formats...)}
 	cmd := &cobra.Command{
 		Use:   "tree RUN",
 		Short: "Print the dialog tree of a run",
@@ -31,7 +36,26 @@ them when last_n is 0). Tokens and dollars show when the dialog's messages
 record any. Forks are indented under their parent, roots in the order they
 were opened and forks in the order they were made.
 
---format json prints the same tree as nested objects, with full ids.
+A failed attempt ends with "✗ failed:" and the reason. An agent answers on a
+working copy of its dialog, "ALIAS#1"; a reply that fails to parse is retried
+on "ALIAS#2", forked from the first, and so on. A working copy whose reply was
+not kept (it did not parse, or its model call failed) is a failed attempt.
+
+--format (-o) picks the output:
+  text     the indented lines above
+  json     the same tree as nested objects, with full ids, the tokens and
+           dollars of each dialog's own messages ("cost"), its model calls
+           ("calls", "call_errors", "call_cost") and "failed"/"fail_reason"
+  dot      a Graphviz digraph: a box per dialog, an edge per fork labelled
+           with its split; failed attempts dashed red (lllm tree RUN -o dot
+           | dot -Tsvg > tree.svg)
+  mermaid  a Mermaid flowchart, one node line per dialog; failed attempts in
+           the class "failed" (paste into a Markdown mermaid block)
+
+--dialog and --depth select a subtree in every format.
+
+A log whose last line was cut off (a crash mid-write) is read up to that
+line, with a warning on stderr.
 
 RUN is a run directory, a run id, a unique prefix or suffix of one, or
 "latest".`,
@@ -41,8 +65,14 @@ RUN is a run directory, a run id, a unique prefix or suffix of one, or
   # One dialog and its forks, two levels deep
   lllm tree 4c2769 --dialog a1b2c3d4 --depth 2
 
-  # As JSON, for scripts
-  lllm tree latest --format json | jq '.dialogs[].id'`,
+  # As JSON, for scripts: the failed attempts
+  lllm tree latest --format json | jq '.. | objects | select(.failed?) | .id'
+
+  # As a picture, with Graphviz
+  lllm tree latest -o dot | dot -Tsvg > tree.svg
+
+  # As a Mermaid flowchart for a Markdown page
+  lllm tree latest -o mermaid`,
 		Args:              runArgs("", 0),
 		ValidArgsFunction: completeRuns(opts, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -57,97 +87,47 @@ RUN is a run directory, a run id, a unique prefix or suffix of one, or
 }
 
 func runTree(cmd *cobra.Command, o *treeOptions, ref string) error {
-	run, forest, err := openRun(cmd.Context(), cmd, o.options, ref)
+	run, err := logs.Open(o.logDir, ref)
 	if err != nil {
 		return err
 	}
-	starts := forest.Roots()
+	tree, warnings, err := inspect.Load(cmd.Context(), run, inspect.Options{})
+	warn(cmd, warnings)
+	if err != nil {
+		return err
+	}
+	tree.RunID = run.ID
+	sel := inspect.Selection{Depth: o.depth}
 	if o.dialog != "" {
-		id, err := findDialog(cmd, o.options, forest, run.ID, ref, o.dialog)
+		n, err := findTreeDialog(cmd, o.options, tree, run.ID, ref, o.dialog)
 		if err != nil {
 			return err
 		}
-		starts = []string{id}
+		sel.Start = []*inspect.Node{n}
 	}
-	out := newOutput(cmd)
-	if o.format.value == "json" {
-		t := treeJSON{RunID: run.ID, Dialogs: []*nodeJSON{}}
-		for _, id := range starts {
-			t.Dialogs = append(t.Dialogs, buildNodeJSON(forest, id, 0, o.depth))
-		}
-		if err := writeJSON(out, t); err != nil {
-			return err
-		}
-		return out.flush()
-	}
-	if len(starts) == 0 {
+	format := inspect.Format(o.format.value)
+	if format == inspect.FormatText && len(tree.Roots) == 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "run %s has no dialogs\n", run.ID)
 		return nil
 	}
-	for _, id := range starts {
-		walk(forest, id, 0, o.depth, func(d *dialog.Dialog, level int) {
-			fmt.Fprintf(out, "%s%s\n", strings.Repeat("  ", level), treeLine(d))
-		})
+	out := newOutput(cmd)
+	if err := inspect.Render(out, tree, format, sel); err != nil {
+		return err
 	}
 	return out.flush()
 }
 
-// treeLine describes one dialog on one line:
-//
-//	[a1b2c3d4] owner=coder alias=draft msgs=5 split@5 (last_n=2, first_k=1) tokens=120 usd=$0.0012
-func treeLine(d *dialog.Dialog) string {
-	n := d.Node()
-	var b strings.Builder
-	fmt.Fprintf(&b, "[%s] %s", shortID(n.ID), field("owner", n.Owner))
-	if n.Alias != "" {
-		b.WriteString(" " + field("alias", n.Alias))
+// findTreeDialog resolves a full dialog id or a unique prefix of one, as
+// findDialog does for a forest.
+func findTreeDialog(cmd *cobra.Command, opts *options, tree *inspect.Tree, runID, runRef, ref string) (*inspect.Node, error) {
+	matches := tree.Lookup(ref)
+	switch len(matches) {
+	case 1:
+		return matches[0], nil
+	case 0:
+		return nil, fmt.Errorf("no dialog %q in run %s: see its dialog ids with 'lllm tree %s%s'",
+			ref, runID, shellQuote(runRef), logDirHint(cmd, opts))
 	}
-	fmt.Fprintf(&b, " msgs=%d", d.Len())
-	if !n.IsRoot() {
-		fmt.Fprintf(&b, " split@%d (last_n=%d, first_k=%d)", n.SplitPoint, n.LastN, n.FirstK)
-	}
-	c := d.OwnCost()
-	if t := c.Total(); t != 0 {
-		fmt.Fprintf(&b, " tokens=%d", t)
-	}
-	if c.USD != 0 {
-		b.WriteString(" usd=" + usd(c.USD))
-	}
-	return b.String()
-}
-
-type treeJSON struct {
-	RunID   string      `json:"run_id"`
-	Dialogs []*nodeJSON `json:"dialogs"`
-}
-
-type nodeJSON struct {
-	ID         string      `json:"id"`
-	Owner      string      `json:"owner"`
-	Alias      string      `json:"alias"`
-	ParentID   string      `json:"parent_id"`
-	SplitPoint int         `json:"split_point"`
-	LastN      int         `json:"last_n"`
-	FirstK     int         `json:"first_k"`
-	ParentLen  int         `json:"parent_len"`
-	Depth      int         `json:"depth"`
-	Messages   int         `json:"messages"`
-	Children   []*nodeJSON `json:"children"`
-	Cost       dialog.Cost `json:"cost"`
-}
-
-func buildNodeJSON(forest *dialog.Forest, id string, level, maxDepth int) *nodeJSON {
-	d := forest.Dialog(id)
-	n := d.Node()
-	j := &nodeJSON{
-		ID: n.ID, Owner: n.Owner, Alias: n.Alias, ParentID: n.ParentID,
-		SplitPoint: n.SplitPoint, LastN: n.LastN, FirstK: n.FirstK, ParentLen: n.ParentLen,
-		Depth: n.Depth, Messages: d.Len(), Children: []*nodeJSON{}, Cost: d.OwnCost(),
-	}
-	if maxDepth < 0 || level < maxDepth {
-		for _, c := range n.ChildrenIDs {
-			j.Children = append(j.Children, buildNodeJSON(forest, c, level+1, maxDepth))
-		}
-	}
-	return j
+	return nil, fmt.Errorf("dialog id prefix %q matches %d dialogs in run %s (%s, ...): give more of the id",
+		ref, len(matches), runID, strings.Join([]string{matches[0].ID, matches[1].ID}, ", "))
 }

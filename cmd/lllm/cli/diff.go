@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lllm-go/lllm/inspect"
+	"github.com/lllm-go/lllm/logs"
+)
+
+type diffOptions struct {
+	*options
+	format *enumValue
+}
+
+func newDiffCmd(opts *options) *cobra.Command {
+	o := &diffOptions{options: opts, format: newEnum("text", "text", "json")}
+	cmd := &cobra.Command{
+		Use:   "diff RUN_A RUN_B",
+		Short: "Show where two runs differ",
+		Long: `Compare two runs from their logs: their task and resolved config, their
+dialogs and messages, and what each dialog cost.
+
+Dialogs are matched by agent (owner), alias and turn: the Nth dialog an agent
+opened or forked under an alias in A is matched with the Nth one under the
+same alias in B. The working copies an agent answers on ("main#1", and
+"main#2" for a retry) match by their alias too, so the Nth "main#1" is the
+agent's Nth turn on "main".
+
+The text output shows, in order:
+  - the two runs, and "identical: ..." when nothing below differs;
+  - "task:" and "config:" lines for the settings that differ (a --set shows
+    here);
+  - the first divergence: the earliest message, in A's log, whose content
+    (sender, text, images, tool calls) differs from its match in B, with a
+    short line diff ("- " only in A, "+ " only in B);
+  - the dialogs only in A and only in B;
+  - the messages, tokens and dollars of each matched dialog whose size or
+    cost differs (A→B and B minus A), and the total of the model calls.
+
+-o json prints the whole comparison, every matched dialog included.
+
+Unlike diff(1), lllm diff exits 0 when it could compare the runs, whether
+or not they differ: read "identical" in the text output, or
+"identical": true in JSON. It exits 1 when a run cannot be found or read.`,
+		Example: `  # The latest run against an earlier one
+  lllm diff 4c2769 latest
+
+  # What a changed system prompt changes
+  lllm run configs/chat.yaml --task "Capital of France?"
+  lllm run configs/chat.yaml --task "Capital of France?" --set 'global.system_prompt=Answer in French.'
+  lllm diff <first run id> latest
+
+  # In a script: are the two runs the same?
+  lllm diff RUN_A RUN_B -o json | jq .identical`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return usageErrorf(cmd, "diff takes two runs, RUN_A and RUN_B, got %d arguments", len(args))
+			}
+			return nil
+		},
+		ValidArgsFunction: completeRuns(opts, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDiff(cmd, o, args[0], args[1])
+		},
+	}
+	addFormatFlag(cmd, "output", o.format)
+	return cmd
+}
+
+func runDiff(cmd *cobra.Command, o *diffOptions, refA, refB string) error {
+	a, err := loadForDiff(cmd, o.options, "A", refA)
+	if err != nil {
+		return err
+	}
+	b, err := loadForDiff(cmd, o.options, "B", refB)
+	if err != nil {
+		return err
+	}
+	d, err := inspect.Compare(a, b)
+	if err != nil {
+		return err
+	}
+	out := newOutput(cmd)
+	if o.format.value == "json" {
+		if err := writeJSON(out, d); err != nil {
+			return err
+		}
+	} else if err := d.WriteText(out); err != nil {
+		return err
+	}
+	return out.flush()
+}
+
+// loadForDiff reads the tree and messages of the run ref; which ("A" or
+// "B") names it in errors.
+func loadForDiff(cmd *cobra.Command, opts *options, which, ref string) (*inspect.Tree, error) {
+	run, err := logs.Open(opts.logDir, ref)
+	if err != nil {
+		return nil, &sideError{which, err}
+	}
+	t, warnings, err := inspect.Load(cmd.Context(), run, inspect.Options{Messages: true})
+	warn(cmd, warnings)
+	if err != nil {
+		return nil, &sideError{which, err}
+	}
+	t.RunID = run.ID
+	return t, nil
+}
+
+// sideError says which run of a diff an error is about: "run B: ...".
+type sideError struct {
+	which string
+	err   error
+}
+
+func (e *sideError) Error() string {
+	return "run " + e.which + ": " + strings.TrimPrefix(e.err.Error(), "logs: ")
+}
+
+func (e *sideError) Unwrap() error { return e.err }

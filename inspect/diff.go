@@ -1,0 +1,587 @@
+package inspect
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/logs"
+)
+
+// Key places a dialog in its run so that it can be matched with the
+// dialog in the same place of another run.
+type Key struct {
+	Owner string `json:"owner"`
+	Alias string `json:"alias"`
+	// Turn numbers the owner's dialogs with this alias from 1, in the
+	// order they appeared. An agent makes its working copy "ALIAS#1" once
+	// per Respond, so for a working copy Turn is the agent's turn on ALIAS;
+	// a retry "ALIAS#2" of turn 3 has Turn 3 when every earlier turn
+	// needed one too.
+	Turn int `json:"turn"`
+}
+
+// String is "owner/alias turn N", with "-" for an empty alias.
+func (k Key) String() string {
+	alias := k.Alias
+	if alias == "" {
+		alias = "-"
+	}
+	return k.Owner + "/" + alias + " turn " + strconv.Itoa(k.Turn)
+}
+
+// Keys returns the Key of every dialog of t.
+func Keys(t *Tree) map[*Node]Key {
+	keys := make(map[*Node]Key, len(t.Nodes))
+	turns := map[[2]string]int{}
+	for _, n := range t.Nodes {
+		oa := [2]string{n.Owner, n.Alias}
+		turns[oa]++
+		keys[n] = Key{Owner: n.Owner, Alias: n.Alias, Turn: turns[oa]}
+	}
+	return keys
+}
+
+// RunInfo names a run in a Diff.
+type RunInfo struct {
+	ID     string      `json:"id"`
+	Tactic string      `json:"tactic"`
+	Status logs.Status `json:"status"`
+}
+
+// Diff is how run B differs from run A.
+type Diff struct {
+	A RunInfo `json:"a"`
+	B RunInfo `json:"b"`
+	// Identical is set when nothing below differs: task, config, dialogs,
+	// messages, tokens and cost.
+	Identical bool `json:"identical"`
+	// Task is set when the tasks differ; Config lists the differing
+	// settings of the resolved configs, by path, in path order.
+	Task   *Change  `json:"task,omitempty"`
+	Config []Change `json:"config"`
+	// First is the first message whose content differs, nil if none does.
+	First *Divergence `json:"first_divergence"`
+	// OnlyA and OnlyB are the dialogs with no match in the other run, in
+	// the order they appeared.
+	OnlyA []Dialog `json:"only_a"`
+	OnlyB []Dialog `json:"only_b"`
+	// Dialogs are the matched dialogs, in the order they appeared in A.
+	Dialogs []DialogDiff `json:"dialogs"`
+	// Total is what every model call of each run cost.
+	Total CostDelta `json:"total"`
+}
+
+// Change is a value that differs between the runs, as compact JSON.
+type Change struct {
+	Path string `json:"path,omitempty"`
+	A    string `json:"a"` // empty when A lacks the setting
+	B    string `json:"b"` // empty when B lacks the setting
+}
+
+// Dialog is a dialog of one run.
+type Dialog struct {
+	Key Key    `json:"key"`
+	ID  string `json:"id"`
+}
+
+// CostDelta is a cost in both runs and B minus A.
+type CostDelta struct {
+	A     dialog.Cost `json:"a"`
+	B     dialog.Cost `json:"b"`
+	Delta dialog.Cost `json:"delta"`
+}
+
+func newCostDelta(a, b dialog.Cost) CostDelta {
+	d := dialog.Cost{Usage: dialog.Usage{
+		InputTokens:       b.InputTokens - a.InputTokens,
+		CachedInputTokens: b.CachedInputTokens - a.CachedInputTokens,
+		OutputTokens:      b.OutputTokens - a.OutputTokens,
+		ReasoningTokens:   b.ReasoningTokens - a.ReasoningTokens,
+	}, USD: b.USD - a.USD}
+	return CostDelta{A: a, B: b, Delta: d}
+}
+
+// Equal reports whether the two costs are the same.
+func (c CostDelta) Equal() bool { return c.A == c.B }
+
+// DialogDiff compares a dialog of A with its match in B.
+type DialogDiff struct {
+	Key       Key    `json:"key"`
+	A         string `json:"a"` // the dialog ids
+	B         string `json:"b"`
+	MessagesA int    `json:"messages_a"`
+	MessagesB int    `json:"messages_b"`
+	// FirstDiff is the position of the first message that differs (or
+	// that only one has), -1 when the transcripts are the same.
+	FirstDiff int `json:"first_diff"`
+	// Cost is what the dialogs' own messages record (as 'lllm tree'
+	// shows), CallCost what their model_call records cost.
+	Cost     CostDelta `json:"cost"`
+	CallCost CostDelta `json:"call_cost"`
+}
+
+// Same reports whether the two dialogs have the same messages and cost.
+func (d *DialogDiff) Same() bool {
+	return d.FirstDiff < 0 && d.Cost.Equal() && d.CallCost.Equal()
+}
+
+// Divergence is the first message whose content differs between the runs.
+type Divergence struct {
+	Key Key `json:"key"`
+	// A and B are the ids of the dialogs holding it.
+	A string `json:"a"`
+	B string `json:"b"`
+	// Index is the message's position in its dialog.
+	Index int `json:"index"`
+	// RoleA and RoleB are the message's role in each run, empty when that
+	// run's dialog has no message at Index.
+	RoleA string `json:"role_a"`
+	RoleB string `json:"role_b"`
+	// Diff is a short line diff of the two messages: "- " lines only in A,
+	// "+ " lines only in B, "  " context.
+	Diff string `json:"diff"`
+}
+
+// ErrNoMessages is returned by Compare for a tree read without
+// Options.Messages.
+var ErrNoMessages = errors.New("inspect: compare needs trees read with Options.Messages")
+
+// Compare aligns the dialogs of a and b by Key and reports how b differs
+// from a. Both trees must have been read with Options.Messages.
+func Compare(a, b *Tree) (*Diff, error) {
+	if a.Forest == nil || b.Forest == nil {
+		return nil, ErrNoMessages
+	}
+	d := &Diff{
+		A:       RunInfo{ID: a.RunID, Tactic: a.Tactic, Status: a.Status},
+		B:       RunInfo{ID: b.RunID, Tactic: b.Tactic, Status: b.Status},
+		Config:  []Change{},
+		OnlyA:   []Dialog{},
+		OnlyB:   []Dialog{},
+		Dialogs: []DialogDiff{},
+		Total:   newCostDelta(a.Total(), b.Total()),
+	}
+	if a.Start != nil && b.Start != nil {
+		if ta, tb := compact(a.Start.Task), compact(b.Start.Task); ta != tb {
+			d.Task = &Change{A: ta, B: tb}
+		}
+		d.Config = jsonChanges(a.Start.Config, b.Start.Config)
+	}
+
+	keysA, keysB := Keys(a), Keys(b)
+	byKeyB := make(map[Key]*Node, len(keysB))
+	for n, k := range keysB {
+		byKeyB[k] = n
+	}
+	matched := make(map[*Node]bool, len(b.Nodes))
+	type candidate struct {
+		at   int64 // when A's side of the divergence was written
+		i    int   // index in d.Dialogs
+		na   *Node
+		nb   *Node
+		diff int
+	}
+	var first *candidate
+	for _, na := range a.Nodes {
+		k := keysA[na]
+		nb := byKeyB[k]
+		if nb == nil {
+			d.OnlyA = append(d.OnlyA, Dialog{Key: k, ID: na.ID})
+			continue
+		}
+		matched[nb] = true
+		da, db := a.Forest.Dialog(na.ID), b.Forest.Dialog(nb.ID)
+		fd := firstDiff(da.Messages(), db.Messages())
+		d.Dialogs = append(d.Dialogs, DialogDiff{
+			Key: k, A: na.ID, B: nb.ID, MessagesA: na.Messages, MessagesB: nb.Messages, FirstDiff: fd,
+			Cost: newCostDelta(na.Cost, nb.Cost), CallCost: newCostDelta(na.CallCost, nb.CallCost),
+		})
+		if fd < 0 {
+			continue
+		}
+		c := &candidate{at: divergedAt(na, fd), i: len(d.Dialogs) - 1, na: na, nb: nb, diff: fd}
+		if first == nil || c.at < first.at {
+			first = c
+		}
+	}
+	for _, nb := range b.Nodes {
+		if !matched[nb] {
+			d.OnlyB = append(d.OnlyB, Dialog{Key: keysB[nb], ID: nb.ID})
+		}
+	}
+	if first != nil {
+		ms := a.Forest.Dialog(first.na.ID).Messages()
+		mb := b.Forest.Dialog(first.nb.ID).Messages()
+		var ma, mbm *dialog.Message
+		if first.diff < len(ms) {
+			ma = ms[first.diff]
+		}
+		if first.diff < len(mb) {
+			mbm = mb[first.diff]
+		}
+		d.First = &Divergence{Key: keysA[first.na], A: first.na.ID, B: first.nb.ID, Index: first.diff,
+			RoleA: role(ma), RoleB: role(mbm), Diff: messageDiff(ma, mbm, 24)}
+	}
+	d.Identical = d.Task == nil && len(d.Config) == 0 && d.First == nil && len(d.OnlyA) == 0 &&
+		len(d.OnlyB) == 0 && d.Total.Equal()
+	for i := range d.Dialogs {
+		if !d.Dialogs[i].Same() {
+			d.Identical = false
+		}
+	}
+	return d, nil
+}
+
+func role(m *dialog.Message) string {
+	if m == nil {
+		return ""
+	}
+	return string(m.Role)
+}
+
+// divergedAt is when, in A's log, the message at index i of n was written:
+// the seq of n's own message, the fork's seq for an inherited message (the
+// parent's match shows it earlier, if it has one), or just after n's last
+// message when n has fewer than i+1.
+func divergedAt(n *Node, i int) int64 {
+	switch {
+	case i < n.SplitPoint:
+		return n.Seq
+	case i-n.SplitPoint < len(n.MessageSeqs):
+		return n.MessageSeqs[i-n.SplitPoint]
+	case len(n.MessageSeqs) > 0:
+		return n.MessageSeqs[len(n.MessageSeqs)-1] + 1
+	}
+	return n.Seq + 1
+}
+
+// firstDiff is the position of the first message that differs between a
+// and b, or that only one has; -1 when they are the same.
+func firstDiff(a, b []*dialog.Message) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] && messageText(a[i]) != messageText(b[i]) {
+			return i
+		}
+	}
+	if len(a) != len(b) {
+		return min(len(a), len(b))
+	}
+	return -1
+}
+
+// messageText is what Compare compares of a message, as text: its sender,
+// its content, its images (by size and checksum) and its tool calls.
+// Usage, cost, model and parsed output are not content.
+func messageText(m *dialog.Message) string {
+	var b strings.Builder
+	b.WriteString("[")
+	b.WriteString(string(m.Role))
+	if m.Name != "" {
+		b.WriteString(" " + m.Name)
+	}
+	if m.Agent != "" {
+		b.WriteString(" (agent " + m.Agent + ")")
+	}
+	b.WriteString("]\n")
+	b.WriteString(m.Text())
+	for _, p := range m.Parts {
+		if p.Type == dialog.PartImage && p.Image != nil {
+			fmt.Fprintf(&b, "\n[image %s, %d bytes, crc32 %08x%s]", p.Image.MIME, len(p.Image.Data), crc32.ChecksumIEEE(p.Image.Data), p.Image.URL)
+		}
+	}
+	for _, fc := range m.FunctionCalls {
+		fmt.Fprintf(&b, "\n→ %s(%s)", fc.Name, compact(fc.Arguments))
+		if fc.Result != "" {
+			b.WriteString(" = " + fc.Result)
+		}
+		if fc.Error != "" {
+			b.WriteString(" ✗ " + fc.Error)
+		}
+	}
+	return b.String()
+}
+
+// messageDiff is a line diff of a and b (either may be nil) of at most
+// maxLines lines.
+func messageDiff(a, b *dialog.Message, maxLines int) string {
+	var ta, tb []string
+	if a != nil {
+		ta = strings.Split(messageText(a), "\n")
+	} else {
+		ta = []string{"(no message)"}
+	}
+	if b != nil {
+		tb = strings.Split(messageText(b), "\n")
+	} else {
+		tb = []string{"(no message)"}
+	}
+	return lineDiff(ta, tb, maxLines)
+}
+
+// lineDiff is a unified-style diff of a and b: the lines between their
+// common prefix and suffix, aligned by a longest common subsequence when
+// they are short enough, with up to two lines of context, cut to
+// maxLines lines.
+func lineDiff(a, b []string, maxLines int) string {
+	pre := 0
+	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	var out []string
+	for i := max(0, pre-2); i < pre; i++ {
+		out = append(out, "  "+clip(a[i]))
+	}
+	ma, mb := a[pre:len(a)-suf], b[pre:len(b)-suf]
+	if len(ma)*len(mb) <= 40000 {
+		out = append(out, lcsDiff(ma, mb)...)
+	} else {
+		for _, l := range ma {
+			out = append(out, "- "+clip(l))
+		}
+		for _, l := range mb {
+			out = append(out, "+ "+clip(l))
+		}
+	}
+	for i := len(a) - suf; i < len(a)-suf+min(2, suf); i++ {
+		out = append(out, "  "+clip(a[i]))
+	}
+	if len(out) > maxLines {
+		more := len(out) - maxLines + 1
+		out = append(out[:maxLines-1], fmt.Sprintf("… (%d more lines)", more))
+	}
+	return strings.Join(out, "\n")
+}
+
+// lcsDiff diffs two short line lists with a longest common subsequence.
+func lcsDiff(a, b []string) []string {
+	n, m := len(a), len(b)
+	l := make([][]int, n+1)
+	for i := range l {
+		l[i] = make([]int, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				l[i][j] = l[i+1][j+1] + 1
+			} else {
+				l[i][j] = max(l[i+1][j], l[i][j+1])
+			}
+		}
+	}
+	var out []string
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && j < m && a[i] == b[j]:
+			out = append(out, "  "+clip(a[i]))
+			i, j = i+1, j+1
+		case i < n && (j == m || l[i+1][j] >= l[i][j+1]):
+			out = append(out, "- "+clip(a[i]))
+			i++
+		default:
+			out = append(out, "+ "+clip(b[j]))
+			j++
+		}
+	}
+	return out
+}
+
+// clip cuts a line to 160 bytes.
+func clip(s string) string { return firstLine(s, 160) }
+
+// compact is raw JSON on one line ("" for none), or the raw text if it is
+// not JSON.
+func compact(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw)
+	}
+	return unescapeHTML(b.String())
+}
+
+// unescapeHTML undoes the \u003c, \u003e and \u0026 escapes encoding/json
+// writes for <, > and & in strings, which only make a diff harder to read.
+func unescapeHTML(s string) string {
+	if !strings.Contains(s, `\u00`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		if s[i+1] == 'u' && i+6 <= len(s) {
+			switch s[i+2 : i+6] {
+			case "003c", "003C":
+				b.WriteByte('<')
+				i += 5
+				continue
+			case "003e", "003E":
+				b.WriteByte('>')
+				i += 5
+				continue
+			case "0026":
+				b.WriteByte('&')
+				i += 5
+				continue
+			}
+		}
+		// Any other escape, \\ included: keep both bytes.
+		b.WriteString(s[i : i+2])
+		i++
+	}
+	return b.String()
+}
+
+// jsonChanges lists the leaves that differ between two JSON documents,
+// by path ("global.model_args.temperature", "agent_configs[0].name").
+func jsonChanges(a, b json.RawMessage) []Change {
+	fa, fb := map[string]string{}, map[string]string{}
+	flatten(a, "", fa)
+	flatten(b, "", fb)
+	out := []Change{}
+	for p, va := range fa {
+		if vb, ok := fb[p]; !ok || va != vb {
+			out = append(out, Change{Path: p, A: va, B: fb[p]})
+		}
+	}
+	for p, vb := range fb {
+		if _, ok := fa[p]; !ok {
+			out = append(out, Change{Path: p, B: vb})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+func flatten(raw json.RawMessage, path string, into map[string]string) {
+	if len(raw) == 0 {
+		return
+	}
+	var obj map[string]json.RawMessage
+	if raw[0] == '{' && json.Unmarshal(raw, &obj) == nil {
+		for k, v := range obj {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			flatten(v, p, into)
+		}
+		return
+	}
+	var arr []json.RawMessage
+	if raw[0] == '[' && json.Unmarshal(raw, &arr) == nil && len(arr) > 0 {
+		for i, v := range arr {
+			flatten(v, path+"["+strconv.Itoa(i)+"]", into)
+		}
+		return
+	}
+	into[path] = compact(raw)
+}
+
+// WriteText writes the diff for people: the runs, what differs in their
+// task and config, the first divergence with a diff of the message, the
+// dialogs only one run has, and the token and cost differences of the
+// dialogs whose cost differs. Identical runs print one line starting
+// with "identical".
+func (d *Diff) WriteText(w io.Writer) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "A %s (%s, %s)\nB %s (%s, %s)\n", d.A.ID, d.A.Tactic, d.A.Status, d.B.ID, d.B.Tactic, d.B.Status)
+	if d.Identical {
+		fmt.Fprintf(&b, "identical: %d dialogs, tokens %d, %s\n", len(d.Dialogs), d.Total.A.Total(), USD(d.Total.A.USD))
+		_, err := w.Write(b.Bytes())
+		return err
+	}
+	if d.Task != nil {
+		fmt.Fprintf(&b, "task: %s → %s\n", short(d.Task.A), short(d.Task.B))
+	}
+	if len(d.Config) > 0 {
+		b.WriteString("config:\n")
+		for _, c := range d.Config {
+			fmt.Fprintf(&b, "  %s: %s → %s\n", c.Path, short(c.A), short(c.B))
+		}
+	}
+	if f := d.First; f != nil {
+		fmt.Fprintf(&b, "first divergence: %s (A %s, B %s), message %d\n", f.Key, ShortID(f.A), ShortID(f.B), f.Index)
+		for _, l := range strings.Split(f.Diff, "\n") {
+			b.WriteString("  " + l + "\n")
+		}
+	} else {
+		b.WriteString("no message differs\n")
+	}
+	for _, o := range d.OnlyA {
+		fmt.Fprintf(&b, "only in A: %s [%s]\n", o.Key, ShortID(o.ID))
+	}
+	for _, o := range d.OnlyB {
+		fmt.Fprintf(&b, "only in B: %s [%s]\n", o.Key, ShortID(o.ID))
+	}
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	same := 0
+	header := false
+	for i := range d.Dialogs {
+		dd := &d.Dialogs[i]
+		if dd.Cost.Equal() && dd.CallCost.Equal() && dd.MessagesA == dd.MessagesB {
+			same++
+			continue
+		}
+		if !header {
+			fmt.Fprintln(tw, "dialog\tmsgs A→B\ttokens A→B (Δ)\tusd A→B (Δ)\t")
+			header = true
+		}
+		c := dd.Cost
+		if c.Equal() && !dd.CallCost.Equal() {
+			c = dd.CallCost
+		}
+		fmt.Fprintf(tw, "%s\t%d→%d\t%s\t%s\t\n", dd.Key, dd.MessagesA, dd.MessagesB, tokensDelta(c), usdDelta(c))
+	}
+	fmt.Fprintf(tw, "total (model calls)\t\t%s\t%s\t\n", tokensDelta(d.Total), usdDelta(d.Total))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if same > 0 {
+		fmt.Fprintf(&b, "(%d matched dialogs with the same size and cost not shown)\n", same)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func tokensDelta(c CostDelta) string {
+	return fmt.Sprintf("%d→%d (%+d)", c.A.Total(), c.B.Total(), c.Delta.Total())
+}
+
+func usdDelta(c CostDelta) string {
+	if c.A.USD == 0 && c.B.USD == 0 {
+		return "-"
+	}
+	sign := "+"
+	if c.Delta.USD < 0 {
+		sign = "-"
+	}
+	return fmt.Sprintf("%s→%s (%s%s)", USD(c.A.USD), USD(c.B.USD), sign, USD(math.Abs(c.Delta.USD)))
+}
+
+// short cuts a value for a one-line display; "(none)" for an empty one.
+func short(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return firstLine(s, 80)
+}
