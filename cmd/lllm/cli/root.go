@@ -199,6 +199,8 @@ one, or "latest".`,
 		newRunsCmd(opts),
 		newReplayCmd(opts),
 		newDiffCmd(opts),
+		newServeCmd(opts),
+		newChatCmd(opts),
 		newVersionCmd(),
 	)
 	decorateBuiltins(root)

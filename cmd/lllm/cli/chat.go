@@ -1,0 +1,488 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lllm-go/lllm/runtime/conversation"
+	"github.com/lllm-go/lllm/runtime/server"
+)
+
+type chatOptions struct {
+	*options
+	sender, guest, addr, tokenEnv string
+	format                        *enumValue
+}
+
+func newChatCmd(opts *options) *cobra.Command {
+	o := &chatOptions{options: opts, format: newEnum("text", "text", "json")}
+	cmd := &cobra.Command{
+		Use:   "chat AGENT",
+		Short: "Talk with an agent of a running lllm serve",
+		Long: `Talk with AGENT through a running lllm serve: each line you type is sent,
+and the reply is printed as it streams. The conversation is the server's
+(one per agent and sender), so it carries on across chats and restarts.
+
+Slash commands:
+  /guest NAME TEXT   send TEXT to be answered by the guest agent NAME
+  /compact           summarise the conversation so far into an archive
+  /archives          list the conversation's archives
+  /history           print the live history
+  /kill              cancel the reply in progress (also while it streams)
+  /help              list the commands
+  /quit              leave (so does end of input)
+
+When the agent asks you something (ask_user), the next line you type is
+the answer. With -o json every event is printed as one JSON line.`,
+		Example: `  lllm chat assistant --sender alice
+
+  # Every reply from the guest critic, on another server
+  lllm chat assistant --guest critic --addr 127.0.0.1:9000
+
+  # Scripted, one JSON event per line
+  printf 'hello\n/compact\n' | lllm chat assistant -o json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch len(args) {
+			case 0:
+				return usageErrorf(cmd, "chat needs an AGENT: the name of an agent the server serves (GET /v1/agents)")
+			case 1:
+				return nil
+			}
+			return usageErrorf(cmd, "chat takes one AGENT, got %d arguments", len(args))
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runChat(cmd, o, args[0])
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.sender, "sender", server.DefaultSender, "who you are: the `NAME` the conversation is kept under")
+	fs.StringVar(&o.guest, "guest", "", "have the guest agent `NAME` answer every message")
+	fs.StringVar(&o.addr, "addr", DefaultServeAddr, "the server's `HOST:PORT` (or URL)")
+	fs.StringVar(&o.tokenEnv, "token-env", "", "send the bearer token read from the environment variable `NAME`")
+	addFormatFlag(cmd, "output", o.format)
+	return cmd
+}
+
+// chatClient talks to a lllm serve.
+type chatClient struct {
+	base   string
+	token  string
+	http   *http.Client
+	agent  string
+	sender string
+	json   bool
+	out    *bufio.Writer
+	errw   io.Writer
+}
+
+func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
+	token, err := tokenFrom(cmd, o.tokenEnv)
+	if err != nil {
+		return err
+	}
+	if err := conversation.CheckName("sender", o.sender); err != nil {
+		return usageErrorf(cmd, "--sender: %v", err)
+	}
+	base := o.addr
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
+	}
+	if _, err := url.Parse(base); err != nil {
+		return usageErrorf(cmd, "--addr %q: %v", o.addr, err)
+	}
+	out := bufio.NewWriter(cmd.OutOrStdout())
+	c := &chatClient{base: strings.TrimSuffix(base, "/"), token: token, http: &http.Client{}, agent: agent,
+		sender: o.sender, json: o.format.value == "json", out: out, errw: cmd.ErrOrStderr()}
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel() // stops the stdin reader
+
+	// Check the server and the agent before reading anything.
+	var agents struct {
+		Agents []conversation.AgentInfo `json:"agents"`
+	}
+	if err := c.call(ctx, "GET", "/v1/agents", nil, &agents); err != nil {
+		return &exitError{code: ExitError, errs: []error{err}}
+	}
+	var names []string
+	found := false
+	for _, a := range agents.Agents {
+		names = append(names, a.Name)
+		found = found || a.Name == agent
+	}
+	if !found {
+		return usageErrorf(cmd, "unknown agent %q: the server at %s serves %s", agent, o.addr, strings.Join(names, ", "))
+	}
+	if !c.json {
+		fmt.Fprintf(c.errw, "Talking with %s as %s at %s. /help lists the commands.\n", agent, o.sender, o.addr)
+	}
+
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(cmd.InOrStdin())
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var queue []string // lines typed while a reply streamed
+	next := func() (string, bool) {
+		if len(queue) > 0 {
+			l := queue[0]
+			queue = queue[1:]
+			return l, true
+		}
+		select {
+		case l, ok := <-lines:
+			return l, ok
+		case <-ctx.Done():
+			return "", false
+		}
+	}
+	defer out.Flush()
+	for {
+		_ = out.Flush()
+		line, ok := next()
+		if !ok {
+			return nil
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		guest := o.guest
+		if strings.HasPrefix(line, "/") {
+			cmdName, rest, _ := strings.Cut(line, " ")
+			switch cmdName {
+			case "/quit", "/exit":
+				return nil
+			case "/help":
+				c.note("commands: /guest NAME TEXT, /compact, /archives, /history, /kill, /help, /quit")
+				continue
+			case "/compact":
+				var a conversation.Archive
+				if err := c.call(ctx, "POST", "/v1/compact", c.body(""), &a); err != nil {
+					c.problem(err)
+				} else {
+					c.result("compacted", a, fmt.Sprintf("[compacted into archive %d: %s]", a.ID, a.Title))
+				}
+				continue
+			case "/archives":
+				c.archives(ctx)
+				continue
+			case "/history":
+				c.history(ctx)
+				continue
+			case "/kill":
+				c.kill(ctx)
+				continue
+			case "/guest":
+				name, text, _ := strings.Cut(strings.TrimSpace(rest), " ")
+				if name == "" || strings.TrimSpace(text) == "" {
+					c.problem(errors.New("usage: /guest NAME TEXT"))
+					continue
+				}
+				guest, line = name, strings.TrimSpace(text)
+			default:
+				c.problem(fmt.Errorf("unknown command %s (/help lists them)", cmdName))
+				continue
+			}
+		}
+		q, err := c.stream(ctx, line, guest, lines, queue)
+		queue = q
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			c.problem(err)
+		}
+	}
+}
+
+// body is the JSON of a request about this conversation.
+func (c *chatClient) body(content string) map[string]string {
+	b := map[string]string{"agent": c.agent, "sender": c.sender}
+	if content != "" {
+		b["content"] = content
+	}
+	return b
+}
+
+func (c *chatClient) request(ctx context.Context, method, path string, body any) (*http.Response, error) {
+	var r io.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		r = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, r)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the server: %w (is lllm serve running at %s?)", err, c.base)
+	}
+	return resp, nil
+}
+
+// call sends a request and decodes a JSON answer into v, or returns the
+// server's error.
+func (c *chatClient) call(ctx context.Context, method, path string, body, v any) error {
+	resp, err := c.request(ctx, method, path, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return decodeAnswer(resp, v)
+}
+
+func decodeAnswer(resp *http.Response, v any) error {
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 300 {
+		var e server.Error
+		if json.Unmarshal(data, &e) == nil && e.Error != "" {
+			return fmt.Errorf("server: %s", e.Error)
+		}
+		return fmt.Errorf("server: %s: %s", resp.Status, strings.TrimSpace(string(data)))
+	}
+	if v == nil {
+		return nil
+	}
+	return json.Unmarshal(data, v)
+}
+
+// note prints an informational line (text mode only).
+func (c *chatClient) note(s string) {
+	if !c.json {
+		fmt.Fprintln(c.out, s)
+	}
+}
+
+// result prints a command's result: JSON or text.
+func (c *chatClient) result(kind string, v any, text string) {
+	if c.json {
+		_ = json.NewEncoder(c.out).Encode(map[string]any{"type": kind, kind: v})
+		return
+	}
+	fmt.Fprintln(c.out, text)
+}
+
+func (c *chatClient) problem(err error) {
+	_ = c.out.Flush()
+	fmt.Fprintf(c.errw, "lllm: %s\n", oneLine(err.Error()))
+}
+
+func (c *chatClient) kill(ctx context.Context) {
+	if err := c.call(ctx, "POST", "/v1/kill", c.body(""), nil); err != nil {
+		c.problem(err)
+	}
+}
+
+func (c *chatClient) convPath(what string) string {
+	return "/v1/conversations/" + url.PathEscape(c.agent) + "/" + url.PathEscape(c.sender) + "/" + what
+}
+
+func (c *chatClient) archives(ctx context.Context) {
+	var out struct {
+		Archives []server.ArchiveInfo `json:"archives"`
+	}
+	if err := c.call(ctx, "GET", c.convPath("archives"), nil, &out); err != nil {
+		c.problem(err)
+		return
+	}
+	if c.json {
+		c.result("archives", out.Archives, "")
+		return
+	}
+	if len(out.Archives) == 0 {
+		fmt.Fprintln(c.out, "[no archives]")
+	}
+	for _, a := range out.Archives {
+		missing := ""
+		if a.Missing {
+			missing = " [file missing]"
+		}
+		fmt.Fprintf(c.out, "[archive %d] %s (%s, %d messages)%s\n", a.ID, a.Title, a.Created.Local().Format(time.DateTime), a.Archived, missing)
+	}
+}
+
+func (c *chatClient) history(ctx context.Context) {
+	var out server.MessagesResponse
+	if err := c.call(ctx, "GET", c.convPath("messages"), nil, &out); err != nil {
+		c.problem(err)
+		return
+	}
+	if c.json {
+		c.result("messages", out.Messages, "")
+		return
+	}
+	for _, e := range out.Messages {
+		fmt.Fprintf(c.out, "%s: %s\n", e.Message.Name, e.Message.Text())
+	}
+}
+
+// stream sends one message and prints the reply as it streams. Lines typed
+// meanwhile answer an ask_user question, kill the run (/kill) or wait in
+// the returned queue.
+func (c *chatClient) stream(ctx context.Context, content, guest string, lines <-chan string, queue []string) ([]string, error) {
+	body := c.body(content)
+	if guest != "" {
+		body["guest"] = guest
+	}
+	resp, err := c.request(ctx, "POST", "/v1/stream", body)
+	if err != nil {
+		return queue, err
+	}
+	defer resp.Body.Close()
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return queue, decodeAnswer(resp, nil)
+	}
+	events := make(chan conversation.Event)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(events)
+		readErr <- readEvents(resp.Body, func(ev conversation.Event) bool {
+			select {
+			case events <- ev:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		})
+	}()
+	asking := false
+	answer := func(l string) {
+		asking = false
+		if err := c.call(ctx, "POST", "/v1/reply", c.body(l), nil); err != nil {
+			c.problem(err)
+		}
+	}
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				return queue, <-readErr
+			}
+			c.show(ev)
+			if ev.Type == "ask" {
+				asking = true
+				if len(queue) > 0 {
+					l := queue[0]
+					queue = queue[1:]
+					answer(l)
+				}
+			}
+		case l, ok := <-lines:
+			if !ok {
+				lines = nil // end of input: let the reply finish
+				continue
+			}
+			switch t := strings.TrimSpace(l); {
+			case t == "/kill":
+				c.kill(ctx)
+			case asking && t != "":
+				answer(t)
+			default:
+				queue = append(queue, l)
+			}
+		case <-ctx.Done():
+			return queue, ctx.Err()
+		}
+	}
+}
+
+// show prints one event.
+func (c *chatClient) show(ev conversation.Event) {
+	if c.json {
+		_ = json.NewEncoder(c.out).Encode(ev)
+		_ = c.out.Flush()
+		return
+	}
+	switch ev.Type {
+	case "start":
+		who := ev.Agent
+		if ev.Guest {
+			who += " (guest)"
+		}
+		fmt.Fprintf(c.out, "%s: ", who)
+	case "text":
+		fmt.Fprint(c.out, ev.Text)
+	case "tool":
+		if ev.Tool != nil {
+			fmt.Fprintf(c.out, "[tool %s %s] ", ev.Tool.Name, ev.Tool.Arguments)
+		}
+	case "ask":
+		fmt.Fprintf(c.out, "\n[%s asks] %s\n> ", ev.Agent, ev.Text)
+	case "error":
+		fmt.Fprintf(c.out, "\n[error: %s]", ev.Error)
+	case "end":
+		switch ev.Status {
+		case "killed":
+			fmt.Fprint(c.out, " [killed]")
+		case "ok":
+			if ev.Compacted != nil {
+				fmt.Fprintf(c.out, "\n[compacted into archive %d: %s]", ev.Compacted.ID, ev.Compacted.Title)
+			}
+		}
+		fmt.Fprintln(c.out)
+	}
+	_ = c.out.Flush()
+}
+
+// readEvents parses Server-Sent Events from r, calling f with each until
+// it returns false.
+func readEvents(r io.Reader, f func(conversation.Event) bool) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	var data bytes.Buffer
+	for sc.Scan() {
+		line := sc.Bytes()
+		switch {
+		case len(line) == 0:
+			if data.Len() == 0 {
+				continue
+			}
+			var ev conversation.Event
+			if err := json.Unmarshal(data.Bytes(), &ev); err != nil {
+				return fmt.Errorf("bad event from the server: %w", err)
+			}
+			data.Reset()
+			if !f(ev) {
+				return nil
+			}
+		case bytes.HasPrefix(line, []byte("data:")):
+			if data.Len() > 0 {
+				data.WriteByte('\n')
+			}
+			data.Write(bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" ")))
+		}
+	}
+	return sc.Err()
+}

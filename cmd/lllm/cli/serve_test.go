@@ -1,0 +1,206 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lllm-go/lllm/runtime/conversation"
+	"github.com/lllm-go/lllm/runtime/server"
+)
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// serveFixture serves configs/serve.yaml on 127.0.0.1 with a data dir.
+func serveFixture(t *testing.T, dir string) *httptest.Server {
+	t.Helper()
+	cfg, err := server.LoadConfig(context.Background(), "../../../configs/serve.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := conversation.Open(dir, conversation.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := conversation.NewService(store, cfg.Agents, conversation.ServiceOptions{AskTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(server.New(svc, server.Options{}))
+	t.Cleanup(func() {
+		srv.Close()
+		_ = store.Close()
+	})
+	return srv
+}
+
+// chatRun runs lllm chat with stdin and returns its exit code and output.
+func chatRun(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	root := NewRootCmd()
+	root.SetArgs(append([]string{"chat"}, args...))
+	root.SetIn(strings.NewReader(stdin))
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	code := ExitOK
+	if err := root.ExecuteContext(ctx); err != nil {
+		code = ExitError
+		errb.WriteString(err.Error())
+	}
+	return code, out.String(), errb.String()
+}
+
+func TestServeAndChat(t *testing.T) {
+	dir := t.TempDir()
+	srv := serveFixture(t, dir)
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	script := "hello there\n/guest critic what do you think?\nplease ask me\nblue\n/compact\n/archives\ndo you remember?\n/bogus\n/quit\nnever sent\n"
+	code, out, errs := chatRun(t, script, "assistant", "--sender", "alice", "--addr", addr)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, want := range []string{
+		"assistant: mock reply to: hello there",
+		"critic (guest): mock reply to: what do you think?",
+		"[tool ask_user",
+		"[assistant asks] What is your favourite colour?",
+		"Thank you, I have noted that.",
+		"[compacted into archive 1: A chat about favourite colours.]",
+		"[archive 1] A chat about favourite colours.",
+		"[tool recall {\"query\":\"colour\"}]",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errs, "unknown command /bogus") {
+		t.Errorf("stderr %q", errs)
+	}
+	// The conversation is the server's: the answer reached ask_user, the
+	// line after /quit was never sent.
+	resp, err := http.Get(srv.URL + "/v1/conversations/assistant/alice/messages")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m server.MessagesResponse
+	_ = json.NewDecoder(resp.Body).Decode(&m)
+	var texts []string
+	for _, e := range m.Messages {
+		texts = append(texts, e.Message.Text())
+	}
+	all := strings.Join(texts, "|")
+	if len(m.Messages) != 3 || !strings.Contains(all, "do you remember?") || strings.Contains(all, "never sent") || m.Participants[2] != "critic" {
+		t.Fatalf("stored %q %+v", texts, m.Summary)
+	}
+
+	// JSON output: one event per line.
+	code, out, _ = chatRun(t, "hi again\n", "critic", "--sender", "bob", "--addr", addr, "-o", "json")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var first, last conversation.Event
+	_ = json.Unmarshal([]byte(lines[0]), &first)
+	_ = json.Unmarshal([]byte(lines[len(lines)-1]), &last)
+	if code != 0 || first.Type != "start" || first.Agent != "critic" || last.Type != "end" || last.Status != "ok" {
+		t.Fatalf("json output (exit %d):\n%s", code, out)
+	}
+}
+
+func TestChatErrors(t *testing.T) {
+	srv := serveFixture(t, t.TempDir())
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	r := lllm(t, "chat", "nobody", "--addr", addr)
+	wantError(t, r, ExitUsage, `unknown agent "nobody"`, "assistant, critic")
+	r = lllm(t, "chat")
+	wantError(t, r, ExitUsage, "chat needs an AGENT")
+	r = lllm(t, "chat", "assistant", "--sender", "../x", "--addr", addr)
+	wantError(t, r, ExitUsage, "--sender")
+	// Nothing listens on a closed server's address.
+	closed := httptest.NewServer(http.NotFoundHandler())
+	caddr := strings.TrimPrefix(closed.URL, "http://")
+	closed.Close()
+	r = lllm(t, "chat", "assistant", "--addr", caddr)
+	wantError(t, r, ExitError, "cannot reach the server")
+}
+
+func TestServeCommand(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out, errb := &syncBuffer{}, &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- Execute(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--config", "../../../configs/serve.yaml", "--data-dir", dir}, out, errb)
+	}()
+	re := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
+	var url string
+	for deadline := time.Now().Add(10 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if m := re.FindStringSubmatch(out.String()); m != nil {
+			url = m[1]
+		}
+	}
+	if url == "" {
+		cancel()
+		t.Fatalf("no listening line: %q %q", out.String(), errb.String())
+	}
+	code, cout, cerr := chatRun(t, "hello\n", "assistant", "--addr", url)
+	if code != 0 || !strings.Contains(cout, "assistant: mock reply to: hello") {
+		t.Fatalf("chat: %d %q %q", code, cout, cerr)
+	}
+	cancel() // Ctrl-C
+	select {
+	case code := <-done:
+		if code != 0 || !strings.Contains(out.String(), "lllm serve: stopped") {
+			t.Fatalf("serve exit %d: %q %q", code, out.String(), errb.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	// Restarted on the same data dir, the conversation is still there.
+	store, err := conversation.Open(dir, conversation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if c, ok := store.Lookup("assistant", "user"); !ok || len(c.Messages()) != 2 {
+		t.Fatalf("not persisted: %v", ok)
+	}
+}
+
+func TestServeUsageErrors(t *testing.T) {
+	r := lllm(t, "serve", "--addr", "0.0.0.0:7878", "--config", "../../../configs/serve.yaml")
+	wantError(t, r, ExitUsage, "not a loopback address", "--token-env")
+	r = lllm(t, "serve", "--token-env", "LLLM_TEST_SURELY_UNSET_TOKEN")
+	wantError(t, r, ExitUsage, "LLLM_TEST_SURELY_UNSET_TOKEN", "empty or unset")
+	r = lllm(t, "serve", "--config", "testdata/does-not-exist.yaml")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "does-not-exist.yaml") {
+		t.Fatalf("missing config: %v", r)
+	}
+}

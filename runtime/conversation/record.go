@@ -1,0 +1,250 @@
+package conversation
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lllm-go/lllm/dialog"
+)
+
+// The on-disk format of a conversation log, documented in
+// docs/conversations.md.
+const (
+	FormatName   = "lllm-go/conversation"
+	VersionMajor = 1
+	VersionMinor = 0
+	// ArchiveFormatName names the format of an archive file.
+	ArchiveFormatName = "lllm-go/conversation-archive"
+)
+
+// Record kinds of a conversation log.
+const (
+	KindOpen    = "open"    // the first record: format, version, agent, sender
+	KindMessage = "message" // a message of the history
+	KindTitle   = "title"   // the conversation's title was set
+	KindCWD     = "cwd"     // the default working directory was set
+	KindRead    = "read"    // the sender has read up to a sequence number
+	KindCompact = "compact" // a compaction marker: the history so far is archived
+)
+
+// Header is the payload of the open record.
+type Header struct {
+	Format  string `json:"format"`
+	Version string `json:"version"`
+	Agent   string `json:"agent"`
+	Sender  string `json:"sender"`
+}
+
+// Marker is the payload of a compact record: it points at the archive that
+// holds the messages before it.
+type Marker struct {
+	// Archive numbers the archive from 1 in the conversation.
+	Archive int `json:"archive"`
+	// File is the archive's path relative to the conversation directory.
+	File string `json:"file"`
+	// Archived is how many messages the archive holds.
+	Archived int `json:"archived"`
+	// FirstSeq and LastSeq are the sequence numbers of the archived
+	// messages' records.
+	FirstSeq int64     `json:"first_seq,omitempty"`
+	LastSeq  int64     `json:"last_seq,omitempty"`
+	Title    string    `json:"title"`
+	Summary  string    `json:"summary"`
+	Created  time.Time `json:"created"`
+}
+
+// record is one line of a conversation log.
+type record struct {
+	Seq     int64           `json:"seq"`
+	Time    time.Time       `json:"ts"`
+	Kind    string          `json:"kind"`
+	Open    *Header         `json:"open,omitempty"`
+	Message json.RawMessage `json:"message,omitempty"`
+	Title   *string         `json:"title,omitempty"`
+	CWD     *string         `json:"cwd,omitempty"`
+	Read    *int64          `json:"read,omitempty"`
+	Compact *Marker         `json:"compact,omitempty"`
+}
+
+// ArchiveFile is the content of an archive: the messages a compaction
+// moved out of the live history, with the summary that replaced them.
+type ArchiveFile struct {
+	Format   string    `json:"format"`
+	Version  string    `json:"version"`
+	Agent    string    `json:"agent"`
+	Sender   string    `json:"sender"`
+	Archive  int       `json:"archive"`
+	Title    string    `json:"title"`
+	Summary  string    `json:"summary"`
+	Created  time.Time `json:"created"`
+	Messages []Entry   `json:"messages"`
+	// Missing is set, with a placeholder message, when the archive's file
+	// cannot be read; it is never written.
+	Missing bool `json:"missing,omitempty"`
+}
+
+func version() string { return strconv.Itoa(VersionMajor) + "." + strconv.Itoa(VersionMinor) }
+
+// appender writes whole records to one file, opened (and its directory
+// made) on the first write, so a conversation that never stores anything
+// leaves no file behind.
+type appender struct {
+	mu   sync.Mutex
+	path string
+	f    *os.File
+	size int64 // bytes of whole records, to undo a partial write
+	seq  int64
+	err  error
+	buf  bytes.Buffer
+}
+
+// write appends rec, setting its Seq and Time, in one write; with sync the
+// file is fsynced afterwards. A partial write is truncated back and leaves
+// the appender failed.
+func (a *appender) write(rec *record, sync bool) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.err != nil {
+		return a.err
+	}
+	rec.Seq = a.seq + 1
+	rec.Time = time.Now().UTC()
+	a.buf.Reset()
+	enc := json.NewEncoder(&a.buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(rec); err != nil {
+		return fmt.Errorf("conversation: encoding %s record: %w", rec.Kind, err)
+	}
+	if a.f == nil {
+		if err := os.MkdirAll(filepath.Dir(a.path), 0o755); err != nil {
+			return fmt.Errorf("conversation: %w", err)
+		}
+		f, err := os.OpenFile(a.path, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return fmt.Errorf("conversation: %w", err)
+		}
+		// Drop a torn tail left by a crash before appending after it.
+		if err := f.Truncate(a.size); err != nil {
+			f.Close()
+			return fmt.Errorf("conversation: %w", err)
+		}
+		if _, err := f.Seek(a.size, 0); err != nil {
+			f.Close()
+			return fmt.Errorf("conversation: %w", err)
+		}
+		a.f = f
+	}
+	n, err := a.f.Write(a.buf.Bytes())
+	if err == nil && sync {
+		err = a.f.Sync()
+	}
+	if err != nil {
+		if n > 0 {
+			_ = a.f.Truncate(a.size)
+			_, _ = a.f.Seek(a.size, 0)
+		}
+		a.err = fmt.Errorf("conversation: writing %s record %d to %s: %w", rec.Kind, rec.Seq, a.path, err)
+		return a.err
+	}
+	a.seq++
+	a.size += int64(n)
+	return nil
+}
+
+func (a *appender) sync() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.f == nil {
+		return nil
+	}
+	if err := a.f.Sync(); err != nil {
+		return fmt.Errorf("conversation: syncing %s: %w", a.path, err)
+	}
+	return nil
+}
+
+func (a *appender) close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.f == nil {
+		return nil
+	}
+	err := errors.Join(a.f.Sync(), a.f.Close())
+	a.f = nil
+	if a.err == nil {
+		a.err = errClosed
+	}
+	if err != nil {
+		return fmt.Errorf("conversation: closing %s: %w", a.path, err)
+	}
+	return nil
+}
+
+var errClosed = errors.New("conversation: store closed")
+
+// writeFileSync writes data to path through a temporary file in the same
+// directory: written, fsynced, renamed into place, and the directory
+// fsynced, so path holds either nothing or all of data.
+func writeFileSync(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+		return err
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return err
+	}
+	return nil
+}
+
+// decodeMessage decodes a message record's payload.
+func decodeMessage(raw json.RawMessage) (*dialog.Message, error) {
+	var m dialog.Message
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// checkVersion accepts a 1.x version string.
+func checkVersion(v string) error {
+	major, _, _ := strings.Cut(v, ".")
+	if major != strconv.Itoa(VersionMajor) {
+		return fmt.Errorf("format version %q: this lllm reads version %d.x", v, VersionMajor)
+	}
+	return nil
+}

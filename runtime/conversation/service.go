@@ -1,0 +1,721 @@
+package conversation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lllm-go/lllm/contextmgr"
+	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/runtime/provider"
+	"github.com/lllm-go/lllm/tactics"
+)
+
+// DefaultAskTimeout is how long ask_user waits for a reply when
+// ServiceOptions.AskTimeout is zero.
+const DefaultAskTimeout = 5 * time.Minute
+
+// Errors a Service returns; test for them with errors.Is. None of them
+// changes anything stored.
+var (
+	ErrUnknownAgent     = errors.New("unknown agent")
+	ErrUnknownGuest     = errors.New("unknown guest")
+	ErrGuestNotAdmitted = errors.New("guest not admitted")
+	ErrEmptyContent     = errors.New("content is empty")
+	ErrBusy             = errors.New("busy: a run is already in progress in this conversation")
+	ErrNotRunning       = errors.New("no run is in progress in this conversation")
+	ErrNothingPending   = errors.New("no ask_user question is pending in this conversation")
+	// ErrKilled is the cause of a run cancelled by Kill.
+	ErrKilled = errors.New("killed")
+)
+
+// AgentSpec is an agent a Service can run.
+type AgentSpec struct {
+	// Name names the agent; conversations are keyed by it.
+	Name string
+	// System is the agent's system prompt. Its template may use the
+	// variables {agent}, {sender} and {cwd}. As a primary agent it gets the
+	// recall and ask_user tools beside its own; as a guest it gets none.
+	System *dialog.Prompt
+	// Model is the model to call; ModelName its "provider/model" name.
+	Model     provider.Model
+	ModelName string
+	Params    provider.Params
+	// Limits bound the call loop; the zero value means
+	// tactics.DefaultLimits.
+	Limits tactics.Limits
+	// Context shapes each request (see tactics.Agent); nil sends it whole.
+	Context     contextmgr.Manager
+	ContextName string
+	// CompactTokens compacts a conversation of this agent automatically
+	// after a turn when its live history counts more tokens than this;
+	// zero never does.
+	CompactTokens int
+	// Guests are the agents admitted as guests in this agent's
+	// conversations; nil admits every other agent of the Service, an
+	// empty non-nil slice none.
+	Guests []string
+}
+
+// ServiceOptions adjust a Service. The zero value is ready to use.
+type ServiceOptions struct {
+	// AskTimeout is how long ask_user waits for the user's reply; zero
+	// means DefaultAskTimeout.
+	AskTimeout time.Duration
+	// Tokens counts tokens for automatic compaction and the context
+	// managers; nil uses a new tokenizer.
+	Tokens *contextmgr.Tokenizer
+}
+
+// Service runs agents in the conversations of a Store: one run per
+// conversation at a time. It is safe for concurrent use.
+type Service struct {
+	store  *Store
+	opts   ServiceOptions
+	agents map[string]*agentEntry
+	order  []string
+	recall *dialog.Function
+	ask    *dialog.Function
+
+	mu   sync.Mutex
+	runs map[key]*runState
+}
+
+type agentEntry struct {
+	spec    *AgentSpec
+	primary *dialog.Prompt // System with the conversation tools
+	guest   *dialog.Prompt // System without tools
+}
+
+// NewService returns a Service running agents over store. Every agent
+// needs a unique valid name, a model and a system prompt, and every guest
+// it admits must be one of agents.
+func NewService(store *Store, agents []*AgentSpec, opts ServiceOptions) (*Service, error) {
+	if opts.AskTimeout <= 0 {
+		opts.AskTimeout = DefaultAskTimeout
+	}
+	if opts.Tokens == nil {
+		opts.Tokens = contextmgr.NewTokenizer()
+	}
+	s := &Service{store: store, opts: opts, agents: map[string]*agentEntry{}, runs: map[key]*runState{}}
+	var err error
+	if s.recall, err = dialog.NewFunction("recall", "Search the archives of this conversation (earlier parts that were compacted into summaries) by keywords. Returns the best matching archives with their titles and summaries.", s.recallTool); err != nil {
+		return nil, err
+	}
+	if s.ask, err = dialog.NewFunction("ask_user", "Ask the user a question and wait for the answer. Use it when you cannot go on without information only the user has.", s.askTool); err != nil {
+		return nil, err
+	}
+	for _, sp := range agents {
+		if sp == nil {
+			return nil, errors.New("conversation: a nil agent")
+		}
+		if err := CheckName("agent", sp.Name); err != nil {
+			return nil, fmt.Errorf("conversation: %w", err)
+		}
+		if s.agents[sp.Name] != nil {
+			return nil, fmt.Errorf("conversation: agent %s is defined twice", sp.Name)
+		}
+		if sp.Model == nil || sp.System == nil {
+			return nil, fmt.Errorf("conversation: agent %s needs a model and a system prompt", sp.Name)
+		}
+		e := &agentEntry{spec: sp, guest: sp.System.WithoutTools()}
+		if e.primary, err = withTools(sp.System, s.recall, s.ask); err != nil {
+			return nil, fmt.Errorf("conversation: agent %s: %w", sp.Name, err)
+		}
+		s.agents[sp.Name] = e
+		s.order = append(s.order, sp.Name)
+	}
+	for _, sp := range agents {
+		for _, g := range sp.Guests {
+			if s.agents[g] == nil {
+				return nil, fmt.Errorf("conversation: agent %s admits guest %q, which is not an agent (agents: %s)", sp.Name, g, strings.Join(s.order, ", "))
+			}
+		}
+	}
+	return s, nil
+}
+
+// withTools returns p with fns added to its functions, unless it already
+// has a function of that name.
+func withTools(p *dialog.Prompt, fns ...*dialog.Function) (*dialog.Prompt, error) {
+	all := append([]*dialog.Function(nil), p.Functions...)
+	for _, f := range fns {
+		if !slices.ContainsFunc(all, func(g *dialog.Function) bool { return g.Name == f.Name }) {
+			all = append(all, f)
+		}
+	}
+	opts := []dialog.PromptOption{dialog.WithFunctions(all...), dialog.WithHandler(p.Handler), dialog.WithMetadata(p.Metadata)}
+	if p.Parser != nil {
+		opts = append(opts, dialog.WithParser(p.Parser))
+	}
+	if p.Format != nil {
+		opts = append(opts, dialog.WithFormat(p.Format))
+	}
+	return dialog.NewPrompt(p.Path, p.Template, opts...)
+}
+
+// Store is the service's store.
+func (s *Service) Store() *Store { return s.store }
+
+// AgentInfo describes a configured agent.
+type AgentInfo struct {
+	Name          string   `json:"name"`
+	Model         string   `json:"model"`
+	Guests        []string `json:"guests"`
+	CompactTokens int      `json:"compact_tokens,omitempty"`
+	Tools         []string `json:"tools"`
+}
+
+// Agents describes the service's agents in configuration order.
+func (s *Service) Agents() []AgentInfo {
+	out := make([]AgentInfo, 0, len(s.order))
+	for _, n := range s.order {
+		e := s.agents[n]
+		info := AgentInfo{Name: n, Model: e.spec.ModelName, Guests: s.admitted(e.spec), CompactTokens: e.spec.CompactTokens}
+		for _, f := range e.primary.Functions {
+			info.Tools = append(info.Tools, f.Name)
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+// admitted lists the guests sp admits.
+func (s *Service) admitted(sp *AgentSpec) []string {
+	if sp.Guests != nil {
+		return append([]string{}, sp.Guests...)
+	}
+	var out []string
+	for _, n := range s.order {
+		if n != sp.Name {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Agent returns the spec of the named agent.
+func (s *Service) Agent(name string) (*AgentSpec, error) {
+	e := s.agents[name]
+	if e == nil {
+		return nil, s.unknown(ErrUnknownAgent, name)
+	}
+	return e.spec, nil
+}
+
+func (s *Service) unknown(kind error, name string) error {
+	return fmt.Errorf("%w %q (agents: %s)", kind, name, strings.Join(s.order, ", "))
+}
+
+// Event is one step of a run, as a stream reports it.
+type Event struct {
+	// Type is "start", "text", "tool", "ask", "error" or "end".
+	Type string `json:"type"`
+	// Agent is the agent that answers.
+	Agent  string `json:"agent"`
+	Sender string `json:"sender,omitempty"`
+	// Guest is set on start and end when the answering agent is a guest.
+	Guest bool `json:"guest,omitempty"`
+	// Text is a piece of the reply (text), or the question (ask).
+	Text string `json:"text,omitempty"`
+	// Tool is a tool call the model made (tool).
+	Tool *dialog.FunctionCall `json:"tool,omitempty"`
+	// Status is how the run ended (end): "ok", "killed" or "error".
+	Status string `json:"status,omitempty"`
+	Error  string `json:"error,omitempty"`
+	// Message is the stored reply (end, when ok).
+	Message *Entry `json:"message,omitempty"`
+	// Compacted is the archive an automatic compaction made (end).
+	Compacted *Archive `json:"compacted,omitempty"`
+}
+
+// RunRequest is one turn: content from sender to agent, answered by
+// agent or by the guest.
+type RunRequest struct {
+	Agent   string
+	Sender  string
+	Content string
+	// CWD is the working directory of this run. The first one a
+	// conversation gets becomes its default; later ones do not change it.
+	CWD string
+	// Guest names the agent that answers instead of Agent, as a guest.
+	Guest string
+}
+
+// runState is a run in progress.
+type runState struct {
+	svc    *Service
+	conv   *Conversation
+	agent  string // the answering agent
+	cancel context.CancelCauseFunc
+	emit   func(Event) error
+
+	mu      sync.Mutex
+	pending chan string // the reply channel of a pending ask_user
+}
+
+type runKey struct{}
+
+// Check validates req as Run would, without running or storing anything.
+func (s *Service) Check(req RunRequest) error {
+	_, _, err := s.check(req)
+	return err
+}
+
+func (s *Service) check(req RunRequest) (primary, answering *agentEntry, err error) {
+	primary = s.agents[req.Agent]
+	if primary == nil {
+		if err := CheckName("agent", req.Agent); err != nil {
+			return nil, nil, err
+		}
+		return nil, nil, s.unknown(ErrUnknownAgent, req.Agent)
+	}
+	if err := CheckName("sender", req.Sender); err != nil {
+		return nil, nil, err
+	}
+	if strings.TrimSpace(req.Content) == "" {
+		return nil, nil, ErrEmptyContent
+	}
+	answering = primary
+	if req.Guest != "" {
+		g := s.agents[req.Guest]
+		if g == nil {
+			return nil, nil, s.unknown(ErrUnknownGuest, req.Guest)
+		}
+		adm := s.admitted(primary.spec)
+		if req.Guest == req.Agent || !slices.Contains(adm, req.Guest) {
+			return nil, nil, fmt.Errorf("%w: %s may not join conversations of %s (admitted: %s)", ErrGuestNotAdmitted, req.Guest, req.Agent, strings.Join(adm, ", "))
+		}
+		answering = g
+	}
+	return primary, answering, nil
+}
+
+// begin takes the run slot of conv.
+func (s *Service) begin(conv *Conversation, st *runState) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key{conv.agent, conv.sender}
+	if s.runs[k] != nil {
+		return fmt.Errorf("conversation %s/%s: %w", conv.agent, conv.sender, ErrBusy)
+	}
+	s.runs[k] = st
+	return nil
+}
+
+func (s *Service) end(conv *Conversation) {
+	s.mu.Lock()
+	delete(s.runs, key{conv.agent, conv.sender})
+	s.mu.Unlock()
+}
+
+// Run runs one turn: it checks req (a bad request changes nothing),
+// stores the sender's message, runs the answering agent over the
+// conversation, streams what happens to emit, and stores the finished
+// reply. A run that is killed, cancelled or fails stores no reply. emit
+// may be nil; an error from it while text streams cancels the run.
+//
+// The events are start, then text, tool and ask as they happen, then end,
+// which says how the run ended. Start and end name the answering agent.
+func (s *Service) Run(ctx context.Context, req RunRequest, emit func(Event) error) (*Entry, error) {
+	primary, answering, err := s.check(req)
+	if err != nil {
+		return nil, err
+	}
+	if emit == nil {
+		emit = func(Event) error { return nil }
+	}
+	conv, err := s.store.Get(req.Agent, req.Sender)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	st := &runState{svc: s, conv: conv, agent: answering.spec.Name, cancel: cancel, emit: emit}
+	if err := s.begin(conv, st); err != nil {
+		return nil, err
+	}
+	defer s.end(conv)
+
+	// Everything before this turn has been seen by the sender.
+	if err := conv.MarkRead(); err != nil {
+		return nil, err
+	}
+	if conv.Title() == "" {
+		if err := conv.SetTitle(TitleOf(req.Content)); err != nil {
+			return nil, err
+		}
+	}
+	cwd := req.CWD
+	if cwd != "" && conv.CWD() == "" {
+		if err := conv.SetCWD(cwd); err != nil {
+			return nil, err
+		}
+	}
+	if cwd == "" {
+		cwd = conv.CWD()
+	}
+	if _, err := conv.Append(dialog.Message{Role: dialog.RoleUser, Name: req.Sender, Content: req.Content, Modality: dialog.ModalityText}); err != nil {
+		return nil, err
+	}
+	guest := answering != primary
+	_ = emit(Event{Type: "start", Agent: st.agent, Sender: req.Sender, Guest: guest})
+
+	finish := func(ev Event) {
+		ev.Type, ev.Agent, ev.Sender, ev.Guest = "end", st.agent, req.Sender, guest
+		_ = emit(ev)
+	}
+	reply, err := s.respond(context.WithValue(ctx, runKey{}, st), st, primary, answering, cwd)
+	if err == nil {
+		reply.Name = st.agent
+		if guest {
+			reply.Agent = st.agent
+		}
+		if cerr := context.Cause(ctx); cerr != nil {
+			err = cerr // killed after the model answered: not a finished turn
+		}
+	}
+	if err != nil {
+		status := "error"
+		if cause := context.Cause(ctx); errors.Is(cause, ErrKilled) {
+			status, err = "killed", fmt.Errorf("conversation %s/%s: run %w", conv.agent, conv.sender, ErrKilled)
+		} else {
+			_ = emit(Event{Type: "error", Agent: st.agent, Error: err.Error()})
+		}
+		finish(Event{Status: status, Error: err.Error()})
+		return nil, err
+	}
+	e, err := conv.Append(*reply)
+	if err == nil {
+		err = conv.Sync()
+	}
+	if err != nil {
+		_ = emit(Event{Type: "error", Agent: st.agent, Error: err.Error()})
+		finish(Event{Status: "error", Error: err.Error()})
+		return nil, err
+	}
+	end := Event{Status: "ok", Message: &e}
+	if sp := primary.spec; sp.CompactTokens > 0 && s.liveTokens(conv, sp.ModelName) > sp.CompactTokens {
+		a, cerr := conv.Compact(ctx, s.summarizer(primary))
+		if cerr != nil {
+			_ = emit(Event{Type: "error", Agent: st.agent, Error: "automatic compaction: " + cerr.Error()})
+		} else {
+			end.Compacted = &a
+		}
+	}
+	finish(end)
+	return &e, nil
+}
+
+// liveTokens counts the tokens of conv's live history.
+func (s *Service) liveTokens(conv *Conversation, model string) int {
+	n := 0
+	for _, e := range conv.Messages() {
+		n += s.opts.Tokens.CountMessage(model, e.Message)
+	}
+	return n
+}
+
+// respond runs the answering agent over the conversation with
+// tactics.Agent's call loop, on a dialog built for this run only.
+func (s *Service) respond(ctx context.Context, st *runState, primary, answering *agentEntry, cwd string) (*dialog.Message, error) {
+	sp := answering.spec
+	guest := answering != primary
+	system := answering.primary
+	if guest {
+		system = answering.guest
+	}
+	a := &tactics.Agent{Name: sp.Name, System: system, Model: eventModel{sp.Model, st}, ModelName: sp.ModelName,
+		Params: sp.Params, Limits: sp.Limits, Context: sp.Context, ContextName: sp.ContextName, Tokens: s.opts.Tokens,
+		Stream: func(ctx context.Context, c provider.Chunk) error {
+			if c.Text == "" {
+				return nil
+			}
+			return st.emit(Event{Type: "text", Agent: st.agent, Text: c.Text})
+		}}
+	if guest {
+		a.Limits.MaxInterruptSteps = 0 // text only
+		if a.Limits == (tactics.Limits{}) {
+			a.Limits = tactics.DefaultLimits()
+			a.Limits.MaxInterruptSteps = 0
+		}
+	}
+	if err := a.Open("conversation", map[string]any{"agent": sp.Name, "sender": st.conv.sender, "cwd": cwd}); err != nil {
+		return nil, err
+	}
+	d, err := a.Dialog("")
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range BuildRequest(st.conv, sp.Name, guest, cwd) {
+		if _, err := d.Append(m); err != nil {
+			return nil, err
+		}
+	}
+	reply, _, err := a.Respond(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := reply.Clone()
+	return out, nil
+}
+
+// BuildRequest returns the messages, after the system prompt, that a run
+// of agent in conv sends: the live history with every guest reply wrapped
+// in <from agent="NAME"> tags, and this run's framing message inserted
+// just before the newest user message. Nothing here is stored.
+func BuildRequest(conv *Conversation, agent string, guest bool, cwd string) []dialog.Message {
+	live := conv.Messages()
+	out := make([]dialog.Message, 0, len(live)+1)
+	last := -1
+	for _, e := range live {
+		m := *e.Message
+		if m.Role == dialog.RoleAssistant && m.Agent != "" {
+			m.Content = WrapGuest(m.Agent, m.Text())
+			m.Parts = nil
+		}
+		if m.Role == dialog.RoleUser && m.Name != "summary" {
+			last = len(out)
+		}
+		out = append(out, m)
+	}
+	frame := framing(conv, agent, guest, cwd)
+	if frame == "" {
+		return out
+	}
+	fm := dialog.Message{Role: dialog.RoleUser, Name: "framing", Content: frame, Modality: dialog.ModalityText,
+		Metadata: map[string]string{"framing": "run"}}
+	if last < 0 {
+		return append(out, fm)
+	}
+	return slices.Insert(out, last, fm)
+}
+
+// WrapGuest is how a guest's reply appears in a request.
+func WrapGuest(agent, text string) string {
+	return "<from agent=\"" + agent + "\">\n" + text + "\n</from>"
+}
+
+// framing is the run-only message that tells the answering agent where it
+// stands; empty when the primary needs none.
+func framing(conv *Conversation, agent string, guest bool, cwd string) string {
+	var b strings.Builder
+	guests := conv.Participants()[2:]
+	if guest {
+		fmt.Fprintf(&b, "[framing] You are %s, joining as a guest the conversation between %s and the agent %s. "+
+			"The unwrapped assistant replies are %s's; replies wrapped in <from agent=\"NAME\"> tags are other guests'. "+
+			"Answer %s's newest message as %s, in plain text: you have no tools here.", agent, conv.sender, conv.agent, conv.agent, conv.sender, agent)
+	} else if len(guests) > 0 {
+		fmt.Fprintf(&b, "[framing] You are %s, talking with %s. Replies wrapped in <from agent=\"NAME\"> tags were written by guest agents (%s) who joined the conversation, not by you.",
+			agent, conv.sender, strings.Join(guests, ", "))
+	}
+	if cwd != "" {
+		if b.Len() == 0 {
+			b.WriteString("[framing]")
+		}
+		fmt.Fprintf(&b, " The working directory of this turn is %s.", cwd)
+	}
+	return b.String()
+}
+
+// eventModel reports the tool calls of each reply as tool events.
+type eventModel struct {
+	provider.Model
+	st *runState
+}
+
+func (m eventModel) Generate(ctx context.Context, req *provider.Request) (*provider.Response, error) {
+	resp, err := m.Model.Generate(ctx, req)
+	if err == nil {
+		for i := range resp.Message.FunctionCalls {
+			fc := resp.Message.FunctionCalls[i]
+			_ = m.st.emit(Event{Type: "tool", Agent: m.st.agent, Tool: &fc})
+		}
+	}
+	return resp, err
+}
+
+// summaryRequest is what a compaction asks the model after the history.
+const summaryRequest = "Summarise the conversation above for your own later use. Start with one short sentence that names its topic, then keep every fact, decision, open question and result; drop pleasantries. Reply with the summary only."
+
+// summarizer writes summaries with the agent's model.
+func (s *Service) summarizer(e *agentEntry) Summarizer {
+	sp := e.spec
+	return func(ctx context.Context, msgs []*dialog.Message) (string, error) {
+		req := &provider.Request{Model: sp.ModelName, Params: sp.Params}
+		req.Messages = append(req.Messages, &dialog.Message{Role: dialog.RoleSystem, Name: "system", Content: "You summarise conversations of the agent " + sp.Name + "."})
+		for _, m := range msgs {
+			c := *m
+			if c.Role == dialog.RoleAssistant && c.Agent != "" {
+				c.Content, c.Parts = WrapGuest(c.Agent, c.Text()), nil
+			}
+			req.Messages = append(req.Messages, &c)
+		}
+		req.Messages = append(req.Messages, &dialog.Message{Role: dialog.RoleUser, Name: "user", Content: summaryRequest})
+		resp, err := sp.Model.Generate(ctx, req)
+		if err != nil {
+			return "", err
+		}
+		return resp.Message.Text(), nil
+	}
+}
+
+// Compact compacts the conversation of agent with sender now. It is busy
+// while a run is in progress there.
+func (s *Service) Compact(ctx context.Context, agent, sender string) (Archive, error) {
+	e := s.agents[agent]
+	if e == nil {
+		return Archive{}, s.unknown(ErrUnknownAgent, agent)
+	}
+	if err := CheckName("sender", sender); err != nil {
+		return Archive{}, err
+	}
+	conv, ok := s.store.Lookup(agent, sender)
+	if !ok {
+		return Archive{}, ErrNothingToCompact
+	}
+	st := &runState{svc: s, conv: conv, agent: agent, cancel: func(error) {}, emit: func(Event) error { return nil }}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	st.cancel = cancel
+	if err := s.begin(conv, st); err != nil {
+		return Archive{}, err
+	}
+	defer s.end(conv)
+	return conv.Compact(ctx, s.summarizer(e))
+}
+
+// Kill cancels the run in progress in the conversation of agent with
+// sender; its partial reply is not stored.
+func (s *Service) Kill(agent, sender string) error {
+	if s.agents[agent] == nil {
+		return s.unknown(ErrUnknownAgent, agent)
+	}
+	if err := CheckName("sender", sender); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	st := s.runs[key{agent, sender}]
+	s.mu.Unlock()
+	if st == nil {
+		return fmt.Errorf("conversation %s/%s: %w", agent, sender, ErrNotRunning)
+	}
+	st.cancel(ErrKilled)
+	return nil
+}
+
+// Running reports whether a run is in progress in the conversation.
+func (s *Service) Running(agent, sender string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.runs[key{agent, sender}] != nil
+}
+
+// Pending reports whether an ask_user question waits for a reply in the
+// conversation.
+func (s *Service) Pending(agent, sender string) bool {
+	s.mu.Lock()
+	st := s.runs[key{agent, sender}]
+	s.mu.Unlock()
+	if st == nil {
+		return false
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.pending != nil
+}
+
+// Reply answers the ask_user question pending in the conversation of
+// agent with sender. With nothing pending it is ErrNothingPending.
+func (s *Service) Reply(agent, sender, content string) error {
+	if s.agents[agent] == nil {
+		return s.unknown(ErrUnknownAgent, agent)
+	}
+	if err := CheckName("sender", sender); err != nil {
+		return err
+	}
+	if strings.TrimSpace(content) == "" {
+		return ErrEmptyContent
+	}
+	s.mu.Lock()
+	st := s.runs[key{agent, sender}]
+	s.mu.Unlock()
+	if st != nil {
+		st.mu.Lock()
+		ch := st.pending
+		st.pending = nil
+		st.mu.Unlock()
+		if ch != nil {
+			ch <- content // buffered: never blocks
+			return nil
+		}
+	}
+	return fmt.Errorf("conversation %s/%s: %w", agent, sender, ErrNothingPending)
+}
+
+type askArgs struct {
+	Question string `json:"question" jsonschema:"the question for the user"`
+}
+
+// askTool is ask_user: it emits the question and waits for Reply.
+func (s *Service) askTool(ctx context.Context, in askArgs) (string, error) {
+	st, _ := ctx.Value(runKey{}).(*runState)
+	if st == nil {
+		return "", errors.New("ask_user works only in a conversation run")
+	}
+	if strings.TrimSpace(in.Question) == "" {
+		return "", errors.New("the question is empty")
+	}
+	ch := make(chan string, 1)
+	st.mu.Lock()
+	if st.pending != nil {
+		st.mu.Unlock()
+		return "", errors.New("a question is already waiting for the user's answer")
+	}
+	st.pending = ch
+	st.mu.Unlock()
+	defer func() {
+		st.mu.Lock()
+		if st.pending == ch {
+			st.pending = nil
+		}
+		st.mu.Unlock()
+	}()
+	_ = st.emit(Event{Type: "ask", Agent: st.agent, Text: in.Question})
+	t := time.NewTimer(s.opts.AskTimeout)
+	defer t.Stop()
+	select {
+	case ans := <-ch:
+		return "The user answered: " + ans, nil
+	case <-t.C:
+		return "", fmt.Errorf("the user did not answer within %s", s.opts.AskTimeout)
+	case <-ctx.Done():
+		return "", context.Cause(ctx)
+	}
+}
+
+type recallArgs struct {
+	Query string `json:"query" jsonschema:"keywords to look for in the archives' titles and summaries"`
+	Limit int    `json:"limit,omitempty" jsonschema:"how many archives to return at most (default 5)"`
+}
+
+// recallTool is recall: BM25 over the conversation's archives.
+func (s *Service) recallTool(ctx context.Context, in recallArgs) (string, error) {
+	st, _ := ctx.Value(runKey{}).(*runState)
+	if st == nil {
+		return "", errors.New("recall works only in a conversation run")
+	}
+	hits := st.conv.Recall(in.Query, in.Limit)
+	if len(hits) == 0 {
+		return fmt.Sprintf("No archive matches %q (the conversation has %d archives).", in.Query, len(st.conv.Archives())), nil
+	}
+	var b strings.Builder
+	for _, h := range hits {
+		fmt.Fprintf(&b, "Archive %d (%s): %s\n%s\n\n", h.ID, h.Created.Format(time.DateOnly), h.Title, h.Summary)
+	}
+	return strings.TrimSpace(b.String()), nil
+}

@@ -1,0 +1,705 @@
+package conversation
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/lllm-go/lllm/dialog"
+)
+
+// LogFile is the name of a conversation's log inside its directory.
+const LogFile = "conversation.jsonl"
+
+// TitleMaxBytes is the most bytes a title has.
+const TitleMaxBytes = 60
+
+// Errors a Store returns; test for them with errors.Is.
+var (
+	// ErrBadName is wrapped by the error for an agent or sender name that
+	// cannot name a conversation.
+	ErrBadName = errors.New("bad name")
+	// ErrNothingToCompact is returned when compacting an empty history.
+	ErrNothingToCompact = errors.New("nothing to compact: the live history is empty")
+	// ErrNoArchive is wrapped by the error for an unknown archive number.
+	ErrNoArchive = errors.New("no such archive")
+)
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$`)
+
+// CheckName reports whether s can name an agent or a sender: 1 to 64
+// ASCII letters, digits, '_', '.', '@' or '-', not starting with a
+// punctuation character.
+func CheckName(what, s string) error {
+	if s == "" {
+		return fmt.Errorf("%w: %s is missing", ErrBadName, what)
+	}
+	if !nameRE.MatchString(s) {
+		return fmt.Errorf("%w: %s %q: use 1 to 64 letters, digits, '_', '.', '@' or '-', starting with a letter or digit", ErrBadName, what, s)
+	}
+	return nil
+}
+
+// Options adjust a Store. The zero value is ready to use.
+type Options struct {
+	// Logger receives warnings (a torn last line); nil uses slog.Default.
+	Logger *slog.Logger
+	// SyncEach fsyncs the log after every record. By default records are
+	// handed to the OS as they are written (a crash of the process loses
+	// nothing written) and the log is fsynced when a turn ends (Sync),
+	// after a compaction marker and at Close.
+	SyncEach bool
+}
+
+// Store holds the conversations under a data directory. It is safe for
+// concurrent use.
+type Store struct {
+	dir  string
+	opts Options
+
+	mu       sync.Mutex
+	convs    map[key]*Conversation
+	warnings []string
+	closed   bool
+
+	// beforeMarker, when set (by tests), runs after an archive is written
+	// and before its marker is.
+	beforeMarker func(c *Conversation, archivePath string)
+}
+
+type key struct{ agent, sender string }
+
+// Open restores the conversations stored under dir, which need not exist
+// yet. A torn last line of a log is skipped with a warning; any other
+// unreadable record is an error naming the file and line.
+func Open(dir string, opts Options) (*Store, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &Store{dir: dir, opts: opts, convs: map[key]*Conversation{}}
+	agents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("conversation: %w", err)
+	}
+	for _, a := range agents {
+		if !a.IsDir() || CheckName("agent", a.Name()) != nil {
+			continue
+		}
+		senders, err := os.ReadDir(filepath.Join(dir, a.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("conversation: %w", err)
+		}
+		for _, sd := range senders {
+			if !sd.IsDir() || CheckName("sender", sd.Name()) != nil {
+				continue
+			}
+			c := s.newConversation(a.Name(), sd.Name())
+			if err := c.load(); err != nil {
+				return nil, err
+			}
+			if c.log.size > 0 {
+				s.convs[key{a.Name(), sd.Name()}] = c
+			}
+		}
+	}
+	return s, nil
+}
+
+// Dir is the store's data directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Warnings returns the warnings of Open so far, such as skipped torn lines.
+func (s *Store) Warnings() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.warnings...)
+}
+
+func (s *Store) warn(msg string) {
+	s.mu.Lock()
+	s.warnings = append(s.warnings, msg)
+	s.mu.Unlock()
+	s.opts.Logger.Warn(msg)
+}
+
+func (s *Store) newConversation(agent, sender string) *Conversation {
+	c := &Conversation{store: s, agent: agent, sender: sender, dir: filepath.Join(s.dir, agent, sender)}
+	c.log.path = filepath.Join(c.dir, LogFile)
+	return c
+}
+
+// Get returns the conversation of agent with sender, creating it on first
+// reference. A new conversation is only in memory until something is
+// stored in it.
+func (s *Store) Get(agent, sender string) (*Conversation, error) {
+	if err := CheckName("agent", agent); err != nil {
+		return nil, err
+	}
+	if err := CheckName("sender", sender); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errClosed
+	}
+	k := key{agent, sender}
+	c := s.convs[k]
+	if c == nil {
+		c = s.newConversation(agent, sender)
+		s.convs[k] = c
+	}
+	return c, nil
+}
+
+// Lookup returns the conversation of agent with sender if it exists,
+// without creating it.
+func (s *Store) Lookup(agent, sender string) (*Conversation, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.convs[key{agent, sender}]
+	return c, ok
+}
+
+// List returns the summaries of the conversations that hold something,
+// most recently active first.
+func (s *Store) List() []Summary {
+	s.mu.Lock()
+	cs := make([]*Conversation, 0, len(s.convs))
+	for _, c := range s.convs {
+		cs = append(cs, c)
+	}
+	s.mu.Unlock()
+	out := make([]Summary, 0, len(cs))
+	for _, c := range cs {
+		if sum := c.Summary(); sum.Messages > 0 || sum.Archives > 0 {
+			out = append(out, sum)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].LastTime.Equal(out[j].LastTime) {
+			return out[i].LastTime.After(out[j].LastTime)
+		}
+		if out[i].Agent != out[j].Agent {
+			return out[i].Agent < out[j].Agent
+		}
+		return out[i].Sender < out[j].Sender
+	})
+	return out
+}
+
+// Close fsyncs and closes every conversation's log. The store refuses
+// further writes.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	cs := make([]*Conversation, 0, len(s.convs))
+	for _, c := range s.convs {
+		cs = append(cs, c)
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, c := range cs {
+		errs = append(errs, c.log.close())
+	}
+	return errors.Join(errs...)
+}
+
+// Entry is a stored message with its place in the log.
+type Entry struct {
+	Seq     int64           `json:"seq"`
+	Time    time.Time       `json:"ts"`
+	Message *dialog.Message `json:"message"`
+}
+
+// Archive describes one compaction of a conversation.
+type Archive struct {
+	ID       int       `json:"id"`
+	Title    string    `json:"title"`
+	Summary  string    `json:"summary"`
+	Created  time.Time `json:"created"`
+	Archived int       `json:"archived"` // how many messages it holds
+	File     string    `json:"file"`     // relative to the conversation directory
+}
+
+// Summary is what a conversation listing shows of one conversation.
+type Summary struct {
+	Agent  string `json:"agent"`
+	Sender string `json:"sender"`
+	Title  string `json:"title"`
+	// LastPreview and LastTime describe the newest live message.
+	LastPreview string    `json:"last_preview,omitempty"`
+	LastTime    time.Time `json:"last_time,omitzero"`
+	// Unread counts the replies stored after the sender last read.
+	Unread int `json:"unread"`
+	// Participants are the sender, the agent and every guest that spoke.
+	Participants []string `json:"participants"`
+	// Messages is the size of the live history, Archives the number of
+	// compactions; ArchivedAt is when the last one happened.
+	Messages   int       `json:"messages"`
+	Archives   int       `json:"archives"`
+	ArchivedAt time.Time `json:"archived_at,omitzero"`
+	CWD        string    `json:"cwd,omitempty"`
+}
+
+// Conversation is the history of one agent with one sender. It is safe
+// for concurrent use; a Service makes sure only one run changes it at a
+// time.
+type Conversation struct {
+	store         *Store
+	agent, sender string
+	dir           string
+	log           appender
+
+	mu       sync.Mutex
+	live     []Entry // after the last compaction; [0] is its summary if any
+	archives []Archive
+	title    string
+	cwd      string
+	readSeq  int64
+	guests   []string // guests that spoke, in order of first reply
+}
+
+// Agent is the conversation's primary agent.
+func (c *Conversation) Agent() string { return c.agent }
+
+// Sender is who the agent talks to.
+func (c *Conversation) Sender() string { return c.sender }
+
+// Dir is the conversation's directory.
+func (c *Conversation) Dir() string { return c.dir }
+
+// load reads the conversation's log, keeping the live part in memory.
+func (c *Conversation) load() error {
+	f, err := os.Open(c.log.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("conversation: %w", err)
+	}
+	defer f.Close()
+	type pending struct {
+		seq int64
+		ts  time.Time
+		raw json.RawMessage
+	}
+	var live []pending
+	var summary *Entry
+	r := bufio.NewReaderSize(f, 64<<10)
+	var off int64
+	for lineNo := 1; ; lineNo++ {
+		line, err := r.ReadBytes('\n')
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("conversation: reading %s: %w", c.log.path, err)
+		}
+		if len(line) == 0 {
+			break
+		}
+		torn := func(why string) {
+			c.store.warn(fmt.Sprintf("conversation: %s:%d: skipping a torn last line (%s); it will be overwritten", c.log.path, lineNo, why))
+		}
+		if line[len(line)-1] != '\n' {
+			torn("no newline at the end")
+			break
+		}
+		var rec record
+		if derr := json.Unmarshal(line, &rec); derr != nil || rec.Kind == "" {
+			if _, perr := r.Peek(1); perr == io.EOF {
+				torn("not a whole record")
+				break
+			}
+			if derr == nil {
+				derr = errors.New("no kind")
+			}
+			return fmt.Errorf("conversation: %s:%d: malformed record: %w", c.log.path, lineNo, derr)
+		}
+		if rec.Seq != c.log.seq+1 {
+			return fmt.Errorf("conversation: %s:%d: record seq %d, want %d", c.log.path, lineNo, rec.Seq, c.log.seq+1)
+		}
+		bad := func(what string) error {
+			return fmt.Errorf("conversation: %s:%d: %s record without its %s", c.log.path, lineNo, rec.Kind, what)
+		}
+		switch rec.Kind {
+		case KindOpen:
+			if rec.Open == nil {
+				return bad("payload")
+			}
+			if err := checkVersion(rec.Open.Version); err != nil {
+				return fmt.Errorf("conversation: %s: %w", c.log.path, err)
+			}
+		case KindMessage:
+			if len(rec.Message) == 0 {
+				return bad("message")
+			}
+			live = append(live, pending{rec.Seq, rec.Time, rec.Message})
+			// Guests are found from the raw record, so archived
+			// messages need not be decoded.
+			if bytes.Contains(rec.Message, []byte(`"agent":`)) {
+				m, err := decodeMessage(rec.Message)
+				if err != nil {
+					return fmt.Errorf("conversation: %s:%d: %w", c.log.path, lineNo, err)
+				}
+				c.noteGuest(m)
+			}
+		case KindTitle:
+			if rec.Title == nil {
+				return bad("title")
+			}
+			c.title = *rec.Title
+		case KindCWD:
+			if rec.CWD == nil {
+				return bad("cwd")
+			}
+			c.cwd = *rec.CWD
+		case KindRead:
+			if rec.Read == nil {
+				return bad("read")
+			}
+			c.readSeq = *rec.Read
+		case KindCompact:
+			if rec.Compact == nil {
+				return bad("marker")
+			}
+			mk := rec.Compact
+			c.archives = append(c.archives, archiveOf(mk))
+			live = live[:0:0]
+			summary = &Entry{Seq: rec.Seq, Time: rec.Time, Message: summaryMessage(mk)}
+		default:
+			// An unknown kind of a newer minor version is skipped.
+		}
+		c.log.seq = rec.Seq
+		off += int64(len(line))
+		c.log.size = off
+	}
+	if summary != nil {
+		c.live = append(c.live, *summary)
+	}
+	for _, p := range live {
+		m, err := decodeMessage(p.raw)
+		if err != nil {
+			return fmt.Errorf("conversation: %s: record %d: %w", c.log.path, p.seq, err)
+		}
+		c.live = append(c.live, Entry{Seq: p.seq, Time: p.ts, Message: m})
+	}
+	return nil
+}
+
+func (c *Conversation) noteGuest(m *dialog.Message) {
+	if m.Agent == "" || m.Agent == c.agent {
+		return
+	}
+	for _, g := range c.guests {
+		if g == m.Agent {
+			return
+		}
+	}
+	c.guests = append(c.guests, m.Agent)
+}
+
+func archiveOf(mk *Marker) Archive {
+	return Archive{ID: mk.Archive, Title: mk.Title, Summary: mk.Summary, Created: mk.Created, Archived: mk.Archived, File: mk.File}
+}
+
+// summaryMessage is the message the live history starts from after the
+// compaction mk.
+func summaryMessage(mk *Marker) *dialog.Message {
+	return &dialog.Message{Role: dialog.RoleUser, Name: "summary", Modality: dialog.ModalityText,
+		Content:  fmt.Sprintf("Summary of the earlier conversation (archive %d, %q):\n%s", mk.Archive, mk.Title, mk.Summary),
+		Metadata: map[string]string{"archive": fmt.Sprint(mk.Archive)}}
+}
+
+// write appends rec, writing the open record first if the log is new.
+// c.mu must be held.
+func (c *Conversation) write(rec *record, sync bool) error {
+	if c.log.size == 0 && c.log.seq == 0 {
+		h := &record{Kind: KindOpen, Open: &Header{Format: FormatName, Version: version(), Agent: c.agent, Sender: c.sender}}
+		if err := c.log.write(h, false); err != nil {
+			return err
+		}
+	}
+	return c.log.write(rec, sync || c.store.opts.SyncEach)
+}
+
+// Append stores m at the end of the history and returns its entry.
+func (c *Conversation) Append(m dialog.Message) (Entry, error) {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return Entry{}, fmt.Errorf("conversation: encoding message: %w", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rec := &record{Kind: KindMessage, Message: raw}
+	if err := c.write(rec, false); err != nil {
+		return Entry{}, err
+	}
+	stored := m.Clone()
+	e := Entry{Seq: rec.Seq, Time: rec.Time, Message: stored}
+	c.live = append(c.live, e)
+	c.noteGuest(stored)
+	return e, nil
+}
+
+// Sync fsyncs the conversation's log.
+func (c *Conversation) Sync() error { return c.log.sync() }
+
+// Messages returns the live history: the summary of the last compaction,
+// if any, then every message stored since. The messages are shared and
+// must not be modified.
+func (c *Conversation) Messages() []Entry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Entry(nil), c.live...)
+}
+
+// Archives returns the conversation's archives, oldest first.
+func (c *Conversation) Archives() []Archive {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Archive(nil), c.archives...)
+}
+
+// Title is the conversation's title: the first sentence of its first
+// message, at most TitleMaxBytes.
+func (c *Conversation) Title() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.title
+}
+
+// SetTitle stores title as the conversation's title, cut to
+// TitleMaxBytes on a character boundary.
+func (c *Conversation) SetTitle(title string) error {
+	title = cutBytes(strings.TrimSpace(title), TitleMaxBytes)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if title == c.title {
+		return nil
+	}
+	if err := c.write(&record{Kind: KindTitle, Title: &title}, false); err != nil {
+		return err
+	}
+	c.title = title
+	return nil
+}
+
+// CWD is the conversation's default working directory.
+func (c *Conversation) CWD() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cwd
+}
+
+// SetCWD stores dir as the default working directory.
+func (c *Conversation) SetCWD(dir string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if dir == c.cwd {
+		return nil
+	}
+	if err := c.write(&record{Kind: KindCWD, CWD: &dir}, false); err != nil {
+		return err
+	}
+	c.cwd = dir
+	return nil
+}
+
+// MarkRead records that the sender has read everything stored so far.
+func (c *Conversation) MarkRead() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	last := c.log.seq
+	if c.readSeq >= last || c.unreadLocked() == 0 {
+		return nil
+	}
+	if err := c.write(&record{Kind: KindRead, Read: &last}, false); err != nil {
+		return err
+	}
+	c.readSeq = last
+	return nil
+}
+
+func (c *Conversation) unreadLocked() int {
+	n := 0
+	for i := len(c.live) - 1; i >= 0 && c.live[i].Seq > c.readSeq; i-- {
+		if r := c.live[i].Message.Role; r == dialog.RoleAssistant {
+			n++
+		}
+	}
+	return n
+}
+
+// Participants are the sender, the agent and the guests that spoke.
+func (c *Conversation) Participants() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string{c.sender, c.agent}, c.guests...)
+}
+
+// Summary describes the conversation for a listing.
+func (c *Conversation) Summary() Summary {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := Summary{Agent: c.agent, Sender: c.sender, Title: c.title, Unread: c.unreadLocked(),
+		Participants: append([]string{c.sender, c.agent}, c.guests...),
+		Messages:     len(c.live), Archives: len(c.archives), CWD: c.cwd}
+	if n := len(c.live); n > 0 {
+		last := c.live[n-1]
+		s.LastPreview, s.LastTime = dialog.Preview(last.Message, 80), last.Time
+	}
+	if n := len(c.archives); n > 0 {
+		s.ArchivedAt = c.archives[n-1].Created
+		if s.LastTime.IsZero() {
+			s.LastTime = s.ArchivedAt
+		}
+	}
+	return s
+}
+
+// Summarizer writes the summary of msgs with a model call.
+type Summarizer func(ctx context.Context, msgs []*dialog.Message) (string, error)
+
+// Compact summarises the live history with summarize and archives it:
+// the archive file (the messages, title, summary and time) is written and
+// synced before the marker record that points at it, and the live history
+// continues from the summary. The caller must make sure nothing is
+// appended meanwhile (a Service holds the conversation's run slot).
+func (c *Conversation) Compact(ctx context.Context, summarize Summarizer) (Archive, error) {
+	c.mu.Lock()
+	live := append([]Entry(nil), c.live...)
+	id := len(c.archives) + 1
+	c.mu.Unlock()
+	if len(live) == 0 || (len(live) == 1 && live[0].Message.Metadata["archive"] != "") {
+		return Archive{}, ErrNothingToCompact
+	}
+	msgs := make([]*dialog.Message, len(live))
+	for i, e := range live {
+		msgs[i] = e.Message
+	}
+	summary, err := summarize(ctx, msgs)
+	if err != nil {
+		return Archive{}, fmt.Errorf("conversation: summarising %d messages: %w", len(msgs), err)
+	}
+	summary = strings.TrimSpace(summary)
+	title := TitleOf(summary)
+	if title == "" {
+		title = fmt.Sprintf("Archive %d", id)
+	}
+	a := Archive{ID: id, Title: title, Summary: summary, Created: time.Now().UTC(), Archived: len(live),
+		File: filepath.ToSlash(filepath.Join("archives", fmt.Sprintf("%06d.json", id)))}
+	af := ArchiveFile{Format: ArchiveFormatName, Version: version(), Agent: c.agent, Sender: c.sender,
+		Archive: id, Title: title, Summary: summary, Created: a.Created, Messages: live}
+	data, err := json.MarshalIndent(af, "", " ")
+	if err != nil {
+		return Archive{}, fmt.Errorf("conversation: encoding archive: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return Archive{}, err
+	}
+	path := filepath.Join(c.dir, filepath.FromSlash(a.File))
+	if err := writeFileSync(path, append(data, '\n')); err != nil {
+		return Archive{}, fmt.Errorf("conversation: writing archive: %w", err)
+	}
+	if h := c.store.beforeMarker; h != nil {
+		h(c, path)
+	}
+	mk := &Marker{Archive: id, File: a.File, Archived: len(live), FirstSeq: live[0].Seq, LastSeq: live[len(live)-1].Seq,
+		Title: title, Summary: summary, Created: a.Created}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rec := &record{Kind: KindCompact, Compact: mk}
+	if err := c.write(rec, true); err != nil {
+		return Archive{}, err
+	}
+	c.archives = append(c.archives, a)
+	c.live = []Entry{{Seq: rec.Seq, Time: rec.Time, Message: summaryMessage(mk)}}
+	return a, nil
+}
+
+// ReadArchive returns archive id with its messages. An archive whose file
+// is missing or unreadable comes back with Missing set and one placeholder
+// message saying so, rather than an error.
+func (c *Conversation) ReadArchive(id int) (*ArchiveFile, error) {
+	var a *Archive
+	for _, x := range c.Archives() {
+		if x.ID == id {
+			a = &x
+			break
+		}
+	}
+	if a == nil {
+		return nil, fmt.Errorf("conversation %s/%s: %w %d (it has %d)", c.agent, c.sender, ErrNoArchive, id, len(c.Archives()))
+	}
+	path := filepath.Join(c.dir, filepath.FromSlash(a.File))
+	data, err := os.ReadFile(path)
+	var af ArchiveFile
+	if err == nil {
+		err = json.Unmarshal(data, &af)
+	}
+	if err != nil {
+		return &ArchiveFile{Format: ArchiveFormatName, Version: version(), Agent: c.agent, Sender: c.sender,
+			Archive: a.ID, Title: a.Title, Summary: a.Summary, Created: a.Created, Missing: true,
+			Messages: []Entry{{Time: a.Created, Message: &dialog.Message{Role: dialog.RoleSystem, Name: "archive",
+				Content: fmt.Sprintf("[archive %d (%d messages) is missing: %v]", a.ID, a.Archived, err)}}}}, nil
+	}
+	return &af, nil
+}
+
+// ArchiveMissing reports whether the file of archive a cannot be found.
+func (c *Conversation) ArchiveMissing(a Archive) bool {
+	_, err := os.Stat(filepath.Join(c.dir, filepath.FromSlash(a.File)))
+	return err != nil
+}
+
+// TitleOf is the title a summary or message gives: its first sentence
+// (up to the first '.', '!' or '?' followed by a space or the end, or the
+// first line break), cut to at most TitleMaxBytes on a UTF-8 character
+// boundary.
+func TitleOf(text string) string {
+	text = strings.TrimSpace(text)
+	end := len(text)
+	for i, r := range text {
+		if r == '\n' || r == '\r' {
+			end = i
+			break
+		}
+		if r == '.' || r == '!' || r == '?' || r == '。' || r == '！' || r == '？' {
+			next := i + utf8.RuneLen(r)
+			if r > unicode.MaxASCII || next == len(text) || unicode.IsSpace(rune(text[next])) {
+				end = next
+				break
+			}
+		}
+	}
+	return cutBytes(strings.TrimSpace(text[:end]), TitleMaxBytes)
+}
+
+// cutBytes cuts s to at most n bytes without splitting a UTF-8 character.
+func cutBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strings.TrimRightFunc(s[:cut], unicode.IsSpace)
+}
