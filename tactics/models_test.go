@@ -2,6 +2,7 @@ package tactics_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -71,5 +72,37 @@ func TestPackageQualifiedTactic(t *testing.T) {
 	_, err := tactics.Run(t.Context(), cfg, "hi", tactics.RunOptions{LogDir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), `unknown tactic "lab:shuot" (did you mean "lab:shout"?)`) {
 		t.Fatalf("typo: %v", err)
+	}
+}
+
+// Agents builds a config's agents without a tactic, with Run's meaning of
+// every key, and reports every problem at once.
+func TestAgents(t *testing.T) {
+	cfg := batchConfig(t, "0s", 1)
+	_ = cfg.Set("agent_configs.assistant.model_args.temperature", "0.3")
+	_ = cfg.Set("agent_configs.assistant.max_interrupt_steps", "2")
+	makers, err := tactics.Agents(t.Context(), cfg, tactics.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := makers["assistant"]()
+	if len(makers) != 1 || a.Name != "assistant" || a.ModelName != "mock/demo" || a.Model == nil ||
+		*a.Params.Temperature != 0.3 || a.Limits.MaxInterruptSteps != 2 || a.System == nil {
+		t.Fatalf("agent %+v", a)
+	}
+	if err := a.Open("main", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Receive("echo 0!"); err != nil {
+		t.Fatal(err)
+	}
+	if reply, _, err := a.Respond(t.Context()); err != nil || reply.Text() != "0" {
+		t.Fatalf("reply %v, %v", reply, err)
+	}
+	_ = cfg.Set("agent_configs.assistant.model_name", "nosuch/model")
+	_, err = tactics.Agents(t.Context(), cfg, tactics.RunOptions{})
+	var ce *tactics.ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "nosuch") {
+		t.Fatalf("bad config: %v", err)
 	}
 }

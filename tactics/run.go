@@ -173,13 +173,40 @@ func prepare(ctx context.Context, cfg *config.Config, opts RunOptions) (Tactic, 
 	if errs := config.Validate(cfg, t.Agents()); len(errs) > 0 {
 		return nil, nil, &ConfigError{errors.Join(errs...)}
 	}
+	specs, err := agentSpecs(ctx, cfg, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, specs, nil
+}
+
+// Agents builds the agents cfg's agent_configs define, without a tactic:
+// for each agent name, a function that makes a fresh Agent with its
+// system prompt, model (opened as Run opens it, through opts.Models if
+// set, without touching the network), params, limits and context manager.
+// The agents share one tokenizer and have no Log. Every problem is
+// reported at once, as a *ConfigError. A program that runs agents its own
+// way, such as lllm serve, uses it so that its configs mean what Run's do.
+func Agents(ctx context.Context, cfg *config.Config, opts RunOptions) (map[string]func() *Agent, error) {
+	if errs := config.Validate(cfg, nil); len(errs) > 0 {
+		return nil, &ConfigError{errors.Join(errs...)}
+	}
+	specs, err := agentSpecs(ctx, cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	return agentMakers(specs), nil
+}
+
+// agentSpecs opens the model and builds the spec of every agent of cfg.
+func agentSpecs(ctx context.Context, cfg *config.Config, opts RunOptions) (map[string]*agentSpec, error) {
 	mock, err := mockConfig(cfg.Mock)
 	if err != nil {
-		return nil, nil, &ConfigError{fmt.Errorf("%s: mock: %w", cfg.Path, err)}
+		return nil, &ConfigError{fmt.Errorf("%s: mock: %w", cfg.Path, err)}
 	}
 	reg, err := loadPrompts(cfg)
 	if err != nil {
-		return nil, nil, &ConfigError{err}
+		return nil, &ConfigError{err}
 	}
 	tokens := contextmgr.NewTokenizer()
 	specs := map[string]*agentSpec{}
@@ -193,9 +220,9 @@ func prepare(ctx context.Context, cfg *config.Config, opts RunOptions) (Tactic, 
 		specs[ac.Name] = sp
 	}
 	if len(errs) > 0 {
-		return nil, nil, &ConfigError{errors.Join(errs...)}
+		return nil, &ConfigError{errors.Join(errs...)}
 	}
-	return t, specs, nil
+	return specs, nil
 }
 
 // loadPrompts loads the prompt files of cfg's prompts folder when an agent
