@@ -17,6 +17,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lllm-go/lllm/dialog"
@@ -100,7 +101,7 @@ func NewRunStart(ctx context.Context, tactic string, config, task any, seed int6
 		}
 	}
 	s.Host, _ = os.Hostname()
-	s.GitCommit = gitCommit(ctx)
+	s.GitCommit = gitCommit()
 	return s, nil
 }
 
@@ -114,19 +115,27 @@ func rawJSON(v any) (json.RawMessage, error) {
 	return json.Marshal(v)
 }
 
-func gitCommit(ctx context.Context) string {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+// gitCommit is the commit of the git work tree the process runs in, with
+// "-dirty" when tracked files have changes, or "" outside a work tree. It
+// asks git once per process: a sweep starts thousands of runs. It never
+// takes git's index lock (--no-optional-locks), so it cannot leave a stale
+// one behind when the timeout kills git.
+var gitCommit = sync.OnceValue(func() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "git", "rev-parse", "HEAD").Output()
+	git := func(args ...string) ([]byte, error) {
+		return exec.CommandContext(ctx, "git", append([]string{"--no-optional-locks"}, args...)...).Output()
+	}
+	out, err := git("rev-parse", "HEAD")
 	if err != nil {
 		return ""
 	}
 	commit := strings.TrimSpace(string(out))
-	if st, err := exec.CommandContext(ctx, "git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
+	if st, err := git("status", "--porcelain", "--untracked-files=no"); err == nil && len(bytes.TrimSpace(st)) > 0 {
 		commit += "-dirty"
 	}
 	return commit
-}
+})
 
 // Run is one run directory.
 type Run struct {
