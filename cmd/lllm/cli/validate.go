@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lllm-go/lllm/runtime/config"
+	"github.com/lllm-go/lllm/runtime/server"
 	"github.com/lllm-go/lllm/tactics"
 )
 
@@ -63,7 +64,12 @@ func runValidate(cmd *cobra.Command, o *validateOptions, path string) error {
 	}
 	var errs []error
 	var agents []string
-	if cfg.TacticType != "" {
+	if cfg.TacticType == server.TacticType {
+		// lllm serve's agents: checked as lllm serve loads them.
+		if _, err := server.FromConfig(cmd.Context(), cfg); err != nil {
+			return reportProblems(cmd, path, problems(err))
+		}
+	} else if cfg.TacticType != "" {
 		t, err := tactics.New(cfg.TacticType, cfg.Params)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", cfg.Path, err))
@@ -72,7 +78,7 @@ func runValidate(cmd *cobra.Command, o *validateOptions, path string) error {
 		}
 	}
 	errs = append(errs, config.Validate(cfg, agents)...)
-	if len(errs) == 0 {
+	if len(errs) == 0 && cfg.TacticType != server.TacticType {
 		// What Run checks beyond the config itself: model_args, the
 		// providers, the context managers, the mock script.
 		if err := tactics.Check(cmd.Context(), cfg, tactics.RunOptions{}); err != nil {
