@@ -201,6 +201,7 @@ one, or "latest".`,
 		newDiffCmd(opts),
 		newServeCmd(opts),
 		newChatCmd(opts),
+		newSweepCmd(opts),
 		newVersionCmd(),
 	)
 	decorateBuiltins(root)

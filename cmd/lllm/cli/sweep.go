@@ -1,0 +1,297 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/lllm-go/lllm/sweep"
+	"github.com/lllm-go/lllm/tactics"
+)
+
+type sweepCmdOptions struct {
+	*options
+	sets        []string
+	dryRun      bool
+	shard       string
+	concurrency int
+	format      *enumValue
+}
+
+func newSweepCmd(opts *options) *cobra.Command {
+	o := &sweepCmdOptions{options: opts, format: newEnum("text", sweep.Formats...)}
+	cmd := &cobra.Command{
+		Use:   "sweep SWEEP.yaml",
+		Short: "Run a grid of configs over a dataset and print a results table",
+		Long: `Run a sweep: every cell of a grid of tactic configs (the spec's base config
+with its axes applied) on every row of a dataset, repeats times, each sample
+a run with its own log, scored and aggregated into one table row per cell:
+its axes, n, each scorer's mean ± standard error, pass@k over the repeats,
+tokens in and out, cost, p50 and p95 latency and errors.
+
+Results go to <log root>/sweeps/<name> (--log-dir sets the log root; name is
+the spec's name, else its file name). Every finished sample is recorded
+there at once, so running the same sweep again runs only what is missing:
+after a crash, after adding an axis value (only the new cells run), or after
+a budget stop. With -o json the report has "cells" (one per cell) and
+"calls" (the model calls this invocation made: 0 when nothing was left).
+
+--set KEY.PATH=VALUE overrides a value of the base config before the axes
+apply (it changes every cell). --shard I/N runs a deterministic share of
+the samples (I from 0 to N-1), for a Slurm job array or a Kubernetes Indexed
+Job over a shared filesystem; 'lllm sweep merge DIR' then consolidates the
+shards. --dry-run checks everything and lists the cells, the samples to run
+and an estimate of the model calls, and spends nothing.
+
+A progress line goes to stderr when it is a terminal. The exit code is 0
+when every sample of the grid (or shard) is finished, 1 when the sweep
+stopped early (budget, failing provider, Ctrl-C; the table is printed
+first) and 2 for a problem with the spec, dataset, axes, scorers or config,
+found before anything runs. See docs/sweeps.md.`,
+		Example: `  # The offline example: check it, run it, run it again (no model call)
+  lllm sweep configs/sweeps/example.yaml --dry-run
+  lllm sweep configs/sweeps/example.yaml
+  lllm sweep configs/sweeps/example.yaml -o json
+
+  # On a real provider, as markdown
+  lllm sweep my-sweep.yaml --set global.model_name=openai/gpt-4o-mini -o markdown
+
+  # Shard 2 of 8 (a Slurm array: --shard $SLURM_ARRAY_TASK_ID/8), then merge
+  lllm sweep my-sweep.yaml --shard 2/8
+  lllm sweep merge logs/sweeps/my-sweep
+
+  # The table again, from disk
+  lllm sweep report logs/sweeps/example -o csv`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch len(args) {
+			case 0:
+				return usageErrorf(cmd, "sweep needs a SWEEP.yaml spec (see configs/sweeps/example.yaml), or a subcommand: report, merge")
+			case 1:
+				return nil
+			}
+			return usageErrorf(cmd, "sweep takes one SWEEP.yaml, got %d arguments", len(args))
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSweep(cmd, o, args[0])
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringArrayVar(&o.sets, "set", nil, "override a base config value, `KEY.PATH=VALUE` (repeatable)")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "list the cells and the model calls a run would make; run nothing")
+	fs.StringVar(&o.shard, "shard", "", "run only shard `I/N` of the samples (I from 0 to N-1)")
+	fs.IntVar(&o.concurrency, "concurrency", 0, "samples at once, overriding the spec's concurrency")
+	_ = cmd.MarkFlagFilename("set")
+	addFormatFlag(cmd, "output", o.format)
+	cmd.AddCommand(newSweepReportCmd(opts), newSweepMergeCmd(opts))
+	return cmd
+}
+
+func runSweep(cmd *cobra.Command, o *sweepCmdOptions, path string) error {
+	ctx := cmd.Context()
+	sopts := sweep.Options{Sets: o.sets, LogRoot: o.logDir}
+	if o.shard != "" {
+		sh, err := sweep.ParseShard(o.shard)
+		if err != nil {
+			return usageErrorf(cmd, "--shard: %v", err)
+		}
+		sopts.Shard = sh
+	}
+	if o.concurrency < 0 {
+		return usageErrorf(cmd, "--concurrency %d: want 1 or more", o.concurrency)
+	}
+	sopts.Concurrency = o.concurrency
+	for _, s := range o.sets {
+		if k, _, ok := strings.Cut(s, "="); !ok || k == "" {
+			return usageErrorf(cmd, "--set %q: want KEY.PATH=VALUE, such as global.model_name=openai/gpt-4o-mini", s)
+		}
+	}
+	spec, err := sweep.LoadSpec(path)
+	if err != nil {
+		return sweepConfigErr(err)
+	}
+	var bar *progressbar.ProgressBar
+	sopts.Progress = func(p sweep.Progress) {
+		if bar != nil {
+			bar.Describe(progressLine(p))
+			_ = bar.Set(p.Done)
+		}
+	}
+	sw, err := sweep.New(ctx, spec, sopts)
+	if err != nil {
+		return sweepConfigErr(err)
+	}
+	warn(cmd, sw.Warnings())
+	out := newOutput(cmd)
+	if o.dryRun {
+		if err := writePlan(out, sw.Plan(), o.format.value); err != nil {
+			return err
+		}
+		return out.flush()
+	}
+
+	if w := cmd.ErrOrStderr(); !o.dryRun && isTerminal(w) {
+		if plan := sw.Plan(); plan.ToRun > 0 {
+			bar = progressbar.NewOptions(plan.ToRun,
+				progressbar.OptionSetWriter(w),
+				progressbar.OptionSetDescription("sweep"),
+				progressbar.OptionShowCount(),
+				progressbar.OptionSetElapsedTime(true),
+				progressbar.OptionSetPredictTime(true),
+				progressbar.OptionClearOnFinish(),
+				progressbar.OptionThrottle(100*time.Millisecond),
+			)
+		}
+	}
+	rep, runErr := sw.Run(ctx)
+	if bar != nil {
+		_ = bar.Finish()
+		_ = bar.Clear()
+	}
+	if rep == nil {
+		return runErr
+	}
+	if err := rep.Write(out, o.format.value); err != nil {
+		return err
+	}
+	if o.format.value == "text" {
+		fmt.Fprintf(out, "%d/%d samples done, %d run now, %d model calls, %d cache hits; results in %s\n",
+			rep.Done, rep.Samples, rep.Ran, rep.Calls, rep.CacheHits, rep.Dir)
+	}
+	if err := out.flush(); err != nil {
+		return err
+	}
+	switch {
+	case errors.Is(runErr, sweep.ErrBudget):
+		return &exitError{code: ExitError, errs: []error{fmt.Errorf("%v: stopped launching samples; raise the budget and run the sweep again to finish it", runErr)}}
+	case runErr != nil && ctx.Err() != nil:
+		return &exitError{code: ExitError, errs: []error{fmt.Errorf("interrupted; finished samples are recorded in %s: run the sweep again to finish it", rep.Dir)}}
+	case runErr != nil:
+		return &exitError{code: ExitError, errs: []error{runErr}}
+	}
+	return nil
+}
+
+func progressLine(p sweep.Progress) string {
+	rate := 0.0
+	if p.Elapsed > 0 {
+		rate = float64(p.Done) / p.Elapsed.Seconds()
+	}
+	return fmt.Sprintf("sweep %.1f/s  errors %d  calls %d  hits %d  spent %s", rate, p.Failed, p.Calls, p.CacheHits, usd(p.SpentUSD))
+}
+
+// sweepConfigErr makes a problem found before running exit with code 2.
+func sweepConfigErr(err error) error {
+	var se *sweep.SpecError
+	var ce *tactics.ConfigError
+	if errors.As(err, &se) || errors.As(err, &ce) {
+		return configErr(err)
+	}
+	return err
+}
+
+func writePlan(w io.Writer, p *sweep.Plan, format string) error {
+	if format == "json" {
+		return writeJSON(w, p)
+	}
+	fmt.Fprintf(w, "sweep %s: %d cells, %d samples", p.Name, len(p.Cells), p.Samples)
+	if p.Shard != "" {
+		fmt.Fprintf(w, " in shard %s", p.Shard)
+	}
+	fmt.Fprintf(w, ", %d done, %d to run, about %d model calls (at most; cache hits are free)\n", p.Done, p.ToRun, p.Calls)
+	for _, c := range p.Cells {
+		var parts []string
+		for _, s := range c.Settings {
+			parts = append(parts, s.Path+"="+s.Text())
+		}
+		label := strings.Join(parts, " ")
+		if label == "" {
+			label = "(base config)"
+		}
+		fmt.Fprintf(w, "  %s  %-40s  samples %d  done %d  to run %d  calls ~%d\n", c.Hash, label, c.Samples, c.Done, c.ToRun, c.Calls)
+	}
+	fmt.Fprintf(w, "results would go to %s; nothing was run\n", p.Dir)
+	return nil
+}
+
+func newSweepReportCmd(opts *options) *cobra.Command {
+	format := newEnum("text", sweep.Formats...)
+	cmd := &cobra.Command{
+		Use:   "report DIR",
+		Short: "Print a sweep's results table again, from its directory",
+		Long: `Print the results table of a sweep directory (such as logs/sweeps/example)
+from what it holds on disk: its manifest and every samples file, shards
+included. It runs nothing; "calls" is 0.`,
+		Example: `  lllm sweep report logs/sweeps/example
+  lllm sweep report logs/sweeps/example -o markdown > results.md`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf(cmd, "report takes one sweep DIR, such as logs/sweeps/example; got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rep, warnings, err := sweep.LoadReport(args[0])
+			warn(cmd, warnings)
+			if err != nil {
+				return err
+			}
+			out := newOutput(cmd)
+			if err := rep.Write(out, format.value); err != nil {
+				return err
+			}
+			if format.value == "text" {
+				fmt.Fprintf(out, "%d/%d samples done; results in %s\n", rep.Done, rep.Samples, rep.Dir)
+			}
+			return out.flush()
+		},
+	}
+	addFormatFlag(cmd, "output", format)
+	return cmd
+}
+
+func newSweepMergeCmd(opts *options) *cobra.Command {
+	format := newEnum("text", sweep.Formats...)
+	cmd := &cobra.Command{
+		Use:   "merge DIR [OTHER_DIR...]",
+		Short: "Combine a sweep's shards into one result",
+		Long: `Consolidate the shards of a sweep into DIR: the samples of every
+samples.shard-I-of-N.jsonl in DIR (shards that shared a filesystem) and of
+each OTHER_DIR (copies of the sweep directory from other machines, whose run
+logs are copied too) go into DIR/samples.jsonl, and the table is printed.
+The result is what one process running the whole sweep would have produced.
+Nothing is deleted; merging twice is harmless.`,
+		Example: `  # Shards that wrote to one shared directory
+  lllm sweep merge logs/sweeps/my-sweep
+
+  # Shards that each wrote their own copy
+  lllm sweep merge results/my-sweep node1/logs/sweeps/my-sweep node2/logs/sweeps/my-sweep`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf(cmd, "merge needs the sweep DIR to merge into, then any other copies of it")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rep, warnings, err := sweep.Merge(args[0], args[1:]...)
+			warn(cmd, warnings)
+			if err != nil {
+				return err
+			}
+			out := newOutput(cmd)
+			if err := rep.Write(out, format.value); err != nil {
+				return err
+			}
+			if format.value == "text" {
+				fmt.Fprintf(out, "merged: %d/%d samples done; results in %s\n", rep.Done, rep.Samples, rep.Dir)
+			}
+			return out.flush()
+		},
+	}
+	addFormatFlag(cmd, "output", format)
+	return cmd
+}

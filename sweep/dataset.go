@@ -1,0 +1,219 @@
+package sweep
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Row is one task of a dataset.
+type Row struct {
+	// ID identifies the row within the dataset.
+	ID string
+	// Task is the text the tactic gets.
+	Task string
+	// Expected is the expected answer, as text; ExpectedValue is it as
+	// decoded (a number, a map, ...), for scorers that want the value.
+	Expected      string
+	ExpectedValue any
+	// Fields are all of the row's fields.
+	Fields map[string]any
+	// Line is the row's line in the file, 1-based.
+	Line int
+}
+
+// maxLine bounds one line of a JSONL dataset.
+const maxLine = 64 << 20
+
+// LoadDataset reads the rows of a .jsonl or .csv file (by extension; any
+// other is read as JSONL) as d describes. A bad row is an error naming the
+// file and line; no row is returned then.
+func LoadDataset(path string, d DatasetSpec) ([]Row, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("dataset: %w", err)
+	}
+	defer f.Close()
+	var rows []Row
+	if strings.EqualFold(filepath.Ext(path), ".csv") {
+		rows, err = readCSV(f, path, d)
+	} else {
+		rows, err = readJSONL(f, path, d)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("dataset %s has no rows", path)
+	}
+	seen := make(map[string]int, len(rows))
+	for _, r := range rows {
+		if l, ok := seen[r.ID]; ok {
+			return nil, fmt.Errorf("%s:%d: id %q is taken by line %d: ids identify rows for resume, so they must be unique", path, r.Line, r.ID, l)
+		}
+		seen[r.ID] = r.Line
+	}
+	return rows, nil
+}
+
+func readJSONL(r io.Reader, path string, d DatasetSpec) ([]Row, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	var rows []Row
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var obj map[string]any
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.UseNumber()
+		if err := dec.Decode(&obj); err != nil || obj == nil {
+			if err == nil {
+				err = errors.New("null")
+			}
+			return nil, fmt.Errorf("%s:%d: not a JSON object: %s", path, n, strings.TrimPrefix(err.Error(), "json: "))
+		}
+		row, err := makeRow(obj, n, d)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		rows = append(rows, row)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", path, err)
+	}
+	return rows, nil
+}
+
+func readCSV(r io.Reader, path string, d DatasetSpec) ([]Row, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	header, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("%s:1: reading the header: %w", path, err)
+	}
+	var rows []Row
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		line, _ := cr.FieldPos(0)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if len(rec) != len(header) {
+			return nil, fmt.Errorf("%s:%d: %d fields, but the header has %d", path, line, len(rec), len(header))
+		}
+		obj := make(map[string]any, len(header))
+		for i, h := range header {
+			obj[h] = rec[i]
+		}
+		row, err := makeRow(obj, line, d)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+var placeholder = regexp.MustCompile(`\{([A-Za-z0-9_.-]+)\}`)
+
+func makeRow(obj map[string]any, line int, d DatasetSpec) (Row, error) {
+	idKey, inKey, expKey := orDefault(d.ID, "id"), orDefault(d.Input, "input"), orDefault(d.Expected, "expected")
+	row := Row{Fields: obj, Line: line}
+	id, ok := obj[idKey]
+	if !ok || id == nil || text(id) == "" {
+		return row, fmt.Errorf("no %q: every row needs an id, which identifies its samples when a sweep resumes", idKey)
+	}
+	row.ID = text(id)
+	if d.Task != "" {
+		var missing string
+		row.Task = placeholder.ReplaceAllStringFunc(d.Task, func(m string) string {
+			k := m[1 : len(m)-1]
+			v, ok := obj[k]
+			if !ok {
+				if missing == "" {
+					missing = k
+				}
+				return m
+			}
+			return text(v)
+		})
+		if missing != "" {
+			return row, fmt.Errorf("the task template names {%s}, which the row lacks", missing)
+		}
+	} else {
+		in, ok := obj[inKey]
+		if !ok {
+			return row, fmt.Errorf("no %q: the task's field (set dataset.input, or dataset.task as a template)", inKey)
+		}
+		row.Task = text(in)
+	}
+	if v, ok := obj[expKey]; ok {
+		row.ExpectedValue = plain(v)
+		row.Expected = text(v)
+	}
+	return row, nil
+}
+
+// text renders a field as text: strings as they are, anything else as
+// compact JSON.
+func text(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case json.Number:
+		return v.String()
+	case nil:
+		return ""
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// plain turns json.Numbers into float64s (or int64s when integral).
+func plain(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		if i, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+			return i
+		}
+		f, _ := v.Float64()
+		return f
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = plain(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = plain(x)
+		}
+		return out
+	}
+	return v
+}

@@ -1,0 +1,156 @@
+package sweep
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Merge combines the shards of a sweep into dir: the finished samples of
+// every samples*.jsonl file of dir and of each of srcs (other copies of
+// the sweep directory, such as one per machine) are consolidated into
+// dir/samples.jsonl, the run logs of srcs are copied under dir/runs, and
+// dir gets a manifest listing every cell. Nothing is deleted or
+// overwritten, so merging twice, or merging while shards still run, is
+// safe. The result is the report of dir, which equals what one process
+// running the whole sweep would report.
+func Merge(dir string, srcs ...string) (*Report, []string, error) {
+	if err := os.MkdirAll(filepath.Join(dir, RunsDir), 0o755); err != nil {
+		return nil, nil, err
+	}
+	all := newRecords()
+	var warnings []string
+	for _, d := range append([]string{dir}, srcs...) {
+		recs, w, err := LoadRecords(d)
+		warnings = append(warnings, w...)
+		if err != nil {
+			return nil, warnings, err
+		}
+		for _, r := range recs.All() {
+			all.add(r)
+		}
+		if d == dir {
+			continue
+		}
+		if err := mergeManifest(dir, d); err != nil {
+			return nil, warnings, err
+		}
+		for _, r := range recs.All() {
+			if r.RunDir == "" {
+				continue
+			}
+			if err := copyDir(filepath.Join(d, r.RunDir), filepath.Join(dir, r.RunDir)); err != nil {
+				return nil, warnings, fmt.Errorf("copying the run log of sample %s: %w", r.Row, err)
+			}
+		}
+	}
+	if _, err := ReadManifest(dir); err != nil {
+		return nil, warnings, err
+	}
+	// What samples.jsonl itself holds already.
+	main := newRecords()
+	path := filepath.Join(dir, SamplesFile)
+	if _, err := os.Stat(path); err == nil {
+		if _, err := readRecords(path, main.add); err != nil {
+			return nil, warnings, err
+		}
+	}
+	st, err := openStore(path)
+	if err != nil {
+		return nil, warnings, err
+	}
+	defer st.close()
+	for _, r := range all.All() {
+		if old, ok := main.Get(r.Cell, r.Row, r.Repeat); ok && !better(r, old) {
+			continue
+		}
+		if err := st.appendRaw(r.raw); err != nil {
+			return nil, warnings, err
+		}
+	}
+	rep, w, err := LoadReport(dir)
+	return rep, append(warnings, w...), err
+}
+
+// appendRaw appends one encoded record.
+func (s *store) appendRaw(b []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.f.Write(append(append([]byte(nil), b...), '\n')); err != nil {
+		return fmt.Errorf("merging a sample: %w", err)
+	}
+	return s.f.Sync()
+}
+
+// mergeManifest adds the cells of src's manifest that dir's lacks.
+func mergeManifest(dir, src string) error {
+	sm, err := ReadManifest(src)
+	if err != nil {
+		return err
+	}
+	dm, err := ReadManifest(dir)
+	if err != nil {
+		return writeManifest(dir, sm)
+	}
+	seen := map[string]bool{}
+	for _, c := range dm.Cells {
+		seen[c.Hash] = true
+	}
+	changed := false
+	for _, c := range sm.Cells {
+		if !seen[c.Hash] {
+			dm.Cells = append(dm.Cells, c)
+			changed = true
+		}
+	}
+	for _, a := range sm.Axes {
+		if !contains(dm.Axes, a) {
+			dm.Axes = append(dm.Axes, a)
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return writeManifest(dir, dm)
+}
+
+// copyDir copies the files of src into dst, leaving files dst has alone.
+func copyDir(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // a run log that is gone: the record stands
+			}
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if _, err := os.Stat(target); err == nil {
+			return nil
+		}
+		in, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			out.Close()
+			return err
+		}
+		return out.Close()
+	})
+}

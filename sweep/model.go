@@ -1,0 +1,122 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/lllm-go/lllm/runtime/provider"
+)
+
+// sampleState is what the models of one sample share: its repeat index,
+// the positions of its calls and what they cost. It travels in the
+// context of the sample's run.
+type sampleState struct {
+	repeat int
+
+	mu       sync.Mutex
+	seen     map[string]int // occurrences of each digest, for calls without a CallInfo
+	calls    int
+	hits     int
+	spentUSD float64
+	spentTok int
+	lastErr  error // the last failed call; nil after a success
+}
+
+type stateKey struct{}
+
+func withState(ctx context.Context, st *sampleState) context.Context {
+	return context.WithValue(ctx, stateKey{}, st)
+}
+
+func stateFrom(ctx context.Context) *sampleState {
+	st, _ := ctx.Value(stateKey{}).(*sampleState)
+	return st
+}
+
+// position places a call within its sample: the agent, dialog alias and
+// turn of its CallInfo, or else how many times the same request came
+// before in the sample.
+func (st *sampleState) position(ctx context.Context, digest string) string {
+	if ci, ok := provider.CallInfoFrom(ctx); ok {
+		return fmt.Sprintf("%s\x00%s\x00%d", ci.Agent, ci.Dialog, ci.Turn)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.seen == nil {
+		st.seen = map[string]int{}
+	}
+	st.seen[digest]++
+	return fmt.Sprintf("#%d", st.seen[digest])
+}
+
+// model wraps a provider model with the sweep's cache, per-provider
+// limiter and accounting.
+type model struct {
+	inner    provider.Model
+	name     string // provider/model
+	provider string
+	x        *execution
+}
+
+// providerOf is the provider part of "provider/model", lowercased.
+func providerOf(name string) string {
+	p, _, _ := strings.Cut(name, "/")
+	return strings.ToLower(p)
+}
+
+func (m *model) Generate(ctx context.Context, req *provider.Request) (*provider.Response, error) {
+	x, st := m.x, stateFrom(ctx)
+	var key string
+	if x.cache != nil && st != nil && x.cacheable(req) {
+		digest := req.Digest()
+		key = CacheKey(m.name, digest, st.repeat, st.position(ctx, digest))
+		if r, ok := x.cache.Get(key); ok {
+			x.hits.Add(1)
+			st.mu.Lock()
+			st.hits++
+			st.mu.Unlock()
+			return r, nil
+		}
+	}
+	permit, err := x.limiter(m.provider).Acquire(ctx)
+	if err != nil {
+		return nil, &provider.Error{Kind: provider.ErrCancelled, Provider: m.provider, Err: err}
+	}
+	resp, err := m.inner.Generate(ctx, req)
+	x.calls.Add(1)
+	if err != nil {
+		pe := provider.AsError(m.provider, err)
+		if pe.Kind == provider.ErrRateLimit {
+			permit.Release(RateLimited)
+		} else {
+			permit.Release(Failed)
+		}
+		if st != nil {
+			st.mu.Lock()
+			st.calls++
+			st.lastErr = err
+			st.mu.Unlock()
+		}
+		if pe.Kind != provider.ErrCancelled && ctx.Err() == nil {
+			x.callFailed(m.name, err)
+		}
+		return nil, err
+	}
+	permit.Release(Succeeded)
+	u := resp.Message.Usage
+	x.callSucceeded(resp.Message.USD, u.InputTokens+u.OutputTokens)
+	if st != nil {
+		st.mu.Lock()
+		st.calls++
+		st.spentUSD += resp.Message.USD
+		st.spentTok += u.InputTokens + u.OutputTokens
+		st.lastErr = nil
+		st.mu.Unlock()
+	}
+	if key != "" {
+		x.cache.Put(key, resp)
+	}
+	return resp, nil
+}

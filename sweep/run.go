@@ -1,0 +1,325 @@
+package sweep
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/lllm-go/lllm/logs"
+	"github.com/lllm-go/lllm/tactics"
+)
+
+// Run runs the samples of the sweep (of its shard) that have no final
+// record yet, at most the spec's concurrency at a time, recording each as
+// it finishes, and returns the report of the whole sweep directory.
+//
+// It stops launching samples when the budget is spent (the error wraps
+// ErrBudget), and stops everything when max_consecutive_errors model calls
+// in a row failed or ctx is done; the samples then in flight are not
+// recorded, so a later run runs them. The report is returned with such
+// errors. Other errors (the directory or a log cannot be written) come
+// without a report.
+func (s *Sweep) Run(ctx context.Context) (*Report, error) {
+	if err := os.MkdirAll(filepath.Join(s.Dir, RunsDir), 0o755); err != nil {
+		return nil, fmt.Errorf("creating the sweep directory: %w", err)
+	}
+	suffix := s.opts.Shard.suffix()
+	// The cache file doubles as the lock that keeps two processes from
+	// running the same sweep (or shard) at once; it is opened even when
+	// caching is off.
+	cache, err := OpenCache(filepath.Join(s.Dir, "cache"+suffix+".db"))
+	if err != nil {
+		return nil, err
+	}
+	defer cache.Close()
+	// Another process may have added samples since New read them.
+	if recs, warnings, err := LoadRecords(s.Dir); err == nil {
+		s.records, s.warnings = recs, warnings
+	} else {
+		return nil, err
+	}
+	st, err := openStore(filepath.Join(s.Dir, "samples"+suffix+".jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	defer st.close()
+	if err := s.writeManifest(); err != nil {
+		return nil, err
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	x := &execution{s: s, policy: orDefault(s.Spec.Cache, "auto"), conc: s.Spec.concurrency(), cancel: cancel}
+	if s.opts.Concurrency > 0 {
+		x.conc = s.opts.Concurrency
+	}
+	if x.policy != "off" {
+		x.cache = cache
+	}
+	x.prevUSD, x.prevTok = s.records.spent()
+	s.mu.Lock()
+	s.limiters = map[string]*Limiter{}
+	s.mu.Unlock()
+	ctx = context.WithValue(ctx, execKey{}, x)
+
+	_, missing := s.todo()
+	ropts := tactics.RunOptions{LogDir: filepath.Join(s.Dir, RunsDir), HTTPClient: s.opts.HTTPClient, Models: s.models}
+	start := time.Now()
+	var (
+		pmu      sync.Mutex
+		prog     = Progress{Total: len(missing)}
+		fatalErr error
+	)
+	finish := func(rec *Record, err error) {
+		pmu.Lock()
+		defer pmu.Unlock()
+		if err != nil {
+			if fatalErr == nil {
+				fatalErr = err
+				cancel()
+			}
+			return
+		}
+		if rec == nil {
+			return
+		}
+		if aerr := st.append(rec); aerr != nil {
+			if fatalErr == nil {
+				fatalErr = aerr
+				cancel()
+			}
+			return
+		}
+		s.records.add(rec)
+		prog.Done++
+		if rec.Status != "ok" {
+			prog.Failed++
+		}
+		if s.opts.Progress != nil {
+			prog.Calls, prog.CacheHits = int(x.calls.Load()), int(x.hits.Load())
+			x.mu.Lock()
+			prog.SpentUSD = x.spentUSD
+			x.mu.Unlock()
+			prog.Elapsed = time.Since(start)
+			s.opts.Progress(prog)
+		}
+	}
+
+	work := make(chan sample)
+	var wg sync.WaitGroup
+	for range min(x.conc, max(len(missing), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for sm := range work {
+				finish(x.runSample(ctx, ropts, sm))
+			}
+		}()
+	}
+	var budgetErr error
+dispatch:
+	for _, sm := range missing {
+		if budgetErr = x.overBudget(); budgetErr != nil {
+			break
+		}
+		select {
+		case work <- sm:
+		case <-ctx.Done():
+			break dispatch
+		}
+	}
+	close(work)
+	wg.Wait()
+
+	if fatalErr != nil {
+		return nil, fatalErr
+	}
+	rep := s.Report()
+	rep.Calls, rep.CacheHits = int(x.calls.Load()), int(x.hits.Load())
+	rep.Ran = prog.Done
+	x.mu.Lock()
+	stopErr := x.stopErr
+	x.mu.Unlock()
+	switch {
+	case stopErr != nil:
+		rep.Stopped = stopErr.Error()
+		return rep, stopErr
+	case budgetErr != nil:
+		rep.Stopped = budgetErr.Error()
+		return rep, budgetErr
+	case ctx.Err() != nil:
+		rep.Stopped = "interrupted"
+		return rep, ctx.Err()
+	}
+	return rep, nil
+}
+
+// writeManifest records the current grid, keeping the cells of earlier
+// grids that are no longer in it.
+func (s *Sweep) writeManifest() error {
+	m := &Manifest{Name: s.Spec.name(), Spec: s.Spec.Path, Tactic: s.base.TacticType, Rows: len(s.Rows), Repeats: s.Spec.repeats(), PassK: s.Spec.passK()}
+	for _, a := range s.Spec.Axes {
+		m.Axes = append(m.Axes, a.Path)
+	}
+	for _, a := range s.Spec.Zip {
+		m.Axes = append(m.Axes, a.Path)
+	}
+	for _, sc := range s.scorers {
+		m.Scorers = append(m.Scorers, sc.name)
+	}
+	seen := map[string]bool{}
+	for _, c := range s.Cells {
+		m.Cells = append(m.Cells, ManifestCell{Hash: c.Hash, Settings: c.Settings})
+		seen[c.Hash] = true
+	}
+	if old, err := ReadManifest(s.Dir); err == nil {
+		for _, c := range old.Cells {
+			if !seen[c.Hash] {
+				m.Cells = append(m.Cells, c)
+				seen[c.Hash] = true
+			}
+		}
+		for _, a := range old.Axes {
+			if !contains(m.Axes, a) {
+				m.Axes = append(m.Axes, a)
+			}
+		}
+	}
+	return writeManifest(s.Dir, m)
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// runSample runs one sample, retrying it after a provider failure as the
+// spec allows, and returns its record; nil when the sweep was stopped or
+// cancelled while it ran. An error is one the sweep cannot go on after.
+func (x *execution) runSample(ctx context.Context, ropts tactics.RunOptions, sm sample) (*Record, error) {
+	spec := x.s.Spec
+	rec := &Record{Cell: sm.cell.Hash, Row: sm.row.ID, Repeat: sm.repeat, Settings: sm.cell.Settings,
+		Expected: sm.row.Expected, Shard: x.s.opts.Shard.String()}
+	for attempt := 0; ; attempt++ {
+		st := &sampleState{repeat: sm.repeat}
+		sctx := withState(ctx, st)
+		cancel := func() {}
+		if spec.Timeout > 0 {
+			sctx, cancel = context.WithTimeout(sctx, spec.Timeout)
+		}
+		begin := time.Now()
+		res, err := tactics.Run(sctx, sm.cell.Config, sm.row.Task, ropts)
+		latency := time.Since(begin)
+		timedOut := errors.Is(sctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("sample %s of cell %s: %w", sm.row.ID, sm.cell.Hash, err)
+		}
+		st.mu.Lock()
+		rec.Calls += st.calls
+		rec.CacheHits += st.hits
+		rec.SpentUSD += st.spentUSD
+		rec.SpentTokens += st.spentTok
+		lastErr := st.lastErr
+		st.mu.Unlock()
+		if ctx.Err() != nil && res.Status != logs.StatusOK {
+			return nil, nil // stopped: the sample is not finished
+		}
+		rec.RunID = res.RunID
+		if rel, err := filepath.Rel(x.s.Dir, res.Dir); err == nil {
+			rec.RunDir = rel
+		}
+		rec.TokensIn, rec.TokensOut = res.Totals.Cost.InputTokens, res.Totals.Cost.OutputTokens
+		rec.Cost = res.Totals.Cost.USD
+		rec.LatencyMS = float64(latency) / float64(time.Millisecond)
+		rec.Scores = make(map[string]float64, len(x.s.scorers))
+		if res.Status == logs.StatusOK {
+			rec.Status, rec.Error, rec.Retry = "ok", "", false
+			rec.Answer = answerOf(res.Result, spec.Answer)
+			x.score(withState(ctx, st), rec, sm, res.Result)
+			break
+		}
+		rec.Status, rec.Error = "failed", res.Error
+		if timedOut {
+			rec.Error = fmt.Sprintf("timed out after %s: %s", spec.Timeout, res.Error)
+		}
+		for _, sc := range x.s.scorers {
+			rec.Scores[sc.name] = 0
+		}
+		rec.Retry = timedOut || lastErr != nil
+		if !rec.Retry || attempt >= spec.Retries {
+			break
+		}
+		wait := time.Duration(float64(time.Second<<min(attempt, 6)) * (0.5 + rand.Float64()/2))
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return nil, nil
+		}
+	}
+	rec.Finished = time.Now().UTC()
+	return rec, nil
+}
+
+// score runs every scorer on an answered sample; a scorer that fails
+// scores 0 and its error is kept.
+func (x *execution) score(ctx context.Context, rec *Record, sm sample, result json.RawMessage) {
+	st := stateFrom(ctx)
+	st.mu.Lock()
+	before := [2]int{st.calls, st.hits}
+	beforeUSD, beforeTok := st.spentUSD, st.spentTok
+	st.mu.Unlock()
+	in := &Sample{Row: sm.row, Answer: rec.Answer, Result: result, Repeat: sm.repeat}
+	for _, sc := range x.s.scorers {
+		v, err := sc.Score(ctx, in)
+		if err != nil {
+			if rec.ScoreErrors == nil {
+				rec.ScoreErrors = map[string]string{}
+			}
+			rec.ScoreErrors[sc.name] = err.Error()
+			v = 0
+		}
+		rec.Scores[sc.name] = v
+	}
+	st.mu.Lock()
+	rec.Calls += st.calls - before[0]
+	rec.CacheHits += st.hits - before[1]
+	rec.SpentUSD += st.spentUSD - beforeUSD
+	rec.SpentTokens += st.spentTok - beforeTok
+	st.mu.Unlock()
+}
+
+// answerOf is the text a sample's scorers read: the dotted field of the
+// result, or a string result, or an object's "answer", or the JSON.
+func answerOf(result json.RawMessage, field string) string {
+	var v any
+	if err := json.Unmarshal(result, &v); err != nil {
+		return string(result)
+	}
+	if field != "" {
+		x, ok := lookup(v, field)
+		if !ok {
+			return ""
+		}
+		return text(x)
+	}
+	switch t := v.(type) {
+	case string:
+		return t
+	case map[string]any:
+		if a, ok := t["answer"]; ok {
+			return text(a)
+		}
+	}
+	return string(result)
+}

@@ -1,0 +1,408 @@
+package sweep
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Spec is a sweep file: the tactic config to start from, the dataset, the
+// axes that vary the config, and how to score, run and bound the samples.
+// See docs/sweeps.md for the YAML reference.
+type Spec struct {
+	// Name names the sweep; its results go to <log root>/sweeps/<Name>.
+	// Empty means the spec file's base name without its extension.
+	Name string `yaml:"name"`
+	// Config is the path of the tactic config every cell starts from,
+	// relative to the spec file.
+	Config string `yaml:"config"`
+	// Dataset says where the rows are and which fields mean what.
+	Dataset DatasetSpec `yaml:"dataset"`
+	// Axes are crossed as a grid, in order: the first axis varies slowest.
+	Axes []Axis `yaml:"-"`
+	// Zip are varied together: the i-th values of every zipped axis make
+	// one point, and the points are crossed with the grid of Axes.
+	Zip []Axis `yaml:"-"`
+	// Repeats is how many times each row runs in each cell; 0 means 1.
+	Repeats int `yaml:"repeats"`
+	// PassK are the k of pass@k; empty means 1 and Repeats.
+	PassK []int `yaml:"pass_k"`
+	// Answer is the dotted field of the tactic's JSON result that scorers
+	// read; empty takes a string result as it is, or the "answer" field of
+	// an object, or else the whole JSON.
+	Answer string `yaml:"answer"`
+	// Scorers score each sample; empty means exact.
+	Scorers []ScorerSpec `yaml:"scorers"`
+	// Concurrency is how many samples run at once; 0 means 8.
+	Concurrency int `yaml:"concurrency"`
+	// ProviderConcurrency caps the model calls in flight per provider
+	// ("openai", "mock", ...); unlisted providers are capped by Concurrency.
+	ProviderConcurrency map[string]int `yaml:"provider_concurrency"`
+	// Timeout bounds each sample's run; 0 means none.
+	Timeout time.Duration `yaml:"timeout"`
+	// Retries is how many more times a sample whose run failed on a
+	// provider error is tried, with exponential backoff. The agent already
+	// retries each model call; this is a second line.
+	Retries int `yaml:"retries"`
+	// Budget stops launching samples once the sweep has spent this much.
+	Budget Budget `yaml:"budget"`
+	// MaxConsecutiveErrors stops the sweep after this many model calls
+	// in a row failed; 0 means 25, a negative value never stops.
+	MaxConsecutiveErrors int `yaml:"max_consecutive_errors"`
+	// Cache is "auto" (the default: cache calls at temperature 0), "on"
+	// (cache every call) or "off".
+	Cache string `yaml:"cache"`
+
+	// Path is the file the spec was read from.
+	Path string `yaml:"-"`
+	// lines maps top-level and axis keys to their line, for errors.
+	lines map[string]int
+}
+
+// DatasetSpec locates the dataset and names its fields. In YAML it is a
+// path, or a map with path and the field names.
+type DatasetSpec struct {
+	// Path is a .jsonl or .csv file, relative to the spec file.
+	Path string `yaml:"path"`
+	// ID names the field that identifies a row; empty means "id".
+	ID string `yaml:"id"`
+	// Input names the field holding the task; empty means "input".
+	Input string `yaml:"input"`
+	// Task, when set, is a template of the task, with {field} replaced
+	// by the row's field; it takes the place of Input.
+	Task string `yaml:"task"`
+	// Expected names the field holding the expected answer; empty means
+	// "expected".
+	Expected string `yaml:"expected"`
+}
+
+// UnmarshalYAML accepts a path as well as a map.
+func (d *DatasetSpec) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		d.Path = n.Value
+		return nil
+	}
+	type plain DatasetSpec
+	return n.Decode((*plain)(d))
+}
+
+// Budget bounds what a sweep spends on fresh model calls (cache hits are
+// free). A zero field is no bound.
+type Budget struct {
+	MaxCost   float64 `yaml:"max_cost"`
+	MaxTokens int     `yaml:"max_tokens"`
+}
+
+// Axis is one config path and the values it takes.
+type Axis struct {
+	Path   string
+	Values []any
+	Line   int
+}
+
+// ScorerSpec names a registered scorer and its parameters. In YAML it is
+// a name, or a map with type, an optional name (its column) and the
+// scorer's own parameters.
+type ScorerSpec struct {
+	// Type is the registered scorer.
+	Type string
+	// Name labels its column; empty means Type.
+	Name string
+	// Params are the remaining keys.
+	Params map[string]any
+	Line   int
+}
+
+// UnmarshalYAML accepts "exact" as well as {type: numeric, tolerance: 0.01}.
+func (s *ScorerSpec) UnmarshalYAML(n *yaml.Node) error {
+	s.Line = n.Line
+	if n.Kind == yaml.ScalarNode {
+		s.Type = n.Value
+		return nil
+	}
+	var m map[string]any
+	if err := n.Decode(&m); err != nil {
+		return err
+	}
+	t, _ := m["type"].(string)
+	if t == "" {
+		return fmt.Errorf("line %d: a scorer needs a type, such as {type: exact}", n.Line)
+	}
+	s.Type = t
+	if name, ok := m["name"].(string); ok {
+		s.Name = name
+	}
+	delete(m, "type")
+	delete(m, "name")
+	s.Params = m
+	return nil
+}
+
+// Label is the scorer's column name.
+func (s ScorerSpec) Label() string {
+	if s.Name != "" {
+		return s.Name
+	}
+	return s.Type
+}
+
+// SpecError is a problem with a sweep's spec, dataset, axes, scorers or
+// base config, found before anything runs.
+type SpecError struct{ Err error }
+
+func (e *SpecError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying problem.
+func (e *SpecError) Unwrap() error { return e.Err }
+
+// LoadSpec reads the sweep spec at path.
+func LoadSpec(path string) (*Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &SpecError{fmt.Errorf("sweep spec: %w", err)}
+	}
+	return ParseSpec(path, data)
+}
+
+// ParseSpec parses data as the sweep spec file name. Unknown keys are
+// errors naming their line.
+func ParseSpec(name string, data []byte) (*Spec, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, &SpecError{fmt.Errorf("%s: %w", name, err)}
+	}
+	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+		return nil, &SpecError{fmt.Errorf("%s: a sweep spec is a YAML map with config, dataset and axes", name)}
+	}
+	doc := root.Content[0]
+	s := &Spec{Path: name, lines: map[string]int{}}
+	// Take axes and zip out, keeping their order; decode the rest strictly.
+	rest := &yaml.Node{Kind: yaml.MappingNode}
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		k, v := doc.Content[i], doc.Content[i+1]
+		s.lines[k.Value] = k.Line
+		switch k.Value {
+		case "axes", "zip":
+			axes, err := parseAxes(name, k.Value, v)
+			if err != nil {
+				return nil, &SpecError{err}
+			}
+			if k.Value == "axes" {
+				s.Axes = axes
+			} else {
+				s.Zip = axes
+			}
+		default:
+			rest.Content = append(rest.Content, k, v)
+		}
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	if err := enc.Encode(rest); err != nil {
+		return nil, &SpecError{fmt.Errorf("%s: %w", name, err)}
+	}
+	// Decoding the re-encoded node would lose line numbers: decode the node.
+	dec := yaml.NewDecoder(&buf)
+	dec.KnownFields(true)
+	if err := rest.Decode(s); err != nil {
+		return nil, &SpecError{fmt.Errorf("%s: %w", name, err)}
+	}
+	if err := dec.Decode(new(strictSpec)); err != nil {
+		return nil, &SpecError{fmt.Errorf("%s: %s", name, strictMsg(err, doc))}
+	}
+	if err := s.check(); err != nil {
+		return nil, &SpecError{err}
+	}
+	return s, nil
+}
+
+// strictSpec mirrors Spec's YAML keys for the strict decode.
+type strictSpec struct {
+	Name                 string         `yaml:"name"`
+	Config               string         `yaml:"config"`
+	Dataset              yaml.Node      `yaml:"dataset"`
+	Repeats              int            `yaml:"repeats"`
+	PassK                []int          `yaml:"pass_k"`
+	Answer               string         `yaml:"answer"`
+	Scorers              yaml.Node      `yaml:"scorers"`
+	Concurrency          int            `yaml:"concurrency"`
+	ProviderConcurrency  map[string]int `yaml:"provider_concurrency"`
+	Timeout              string         `yaml:"timeout"`
+	Retries              int            `yaml:"retries"`
+	Budget               Budget         `yaml:"budget"`
+	MaxConsecutiveErrors int            `yaml:"max_consecutive_errors"`
+	Cache                string         `yaml:"cache"`
+}
+
+var specKeys = []string{"name", "config", "dataset", "axes", "zip", "repeats", "pass_k", "answer", "scorers",
+	"concurrency", "provider_concurrency", "timeout", "retries", "budget", "max_consecutive_errors", "cache"}
+
+// strictMsg rewrites yaml's unknown-field error with the key's real line
+// and a suggestion.
+func strictMsg(err error, doc *yaml.Node) string {
+	msg := err.Error()
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		k := doc.Content[i]
+		if strings.Contains(msg, fmt.Sprintf("field %s not found", k.Value)) {
+			m := fmt.Sprintf("line %d: unknown key %q", k.Line, k.Value)
+			if s, ok := closest(k.Value, specKeys); ok {
+				m += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			return m + "; known keys: " + strings.Join(specKeys, ", ")
+		}
+	}
+	return strings.TrimPrefix(msg, "yaml: ")
+}
+
+func parseAxes(file, key string, v *yaml.Node) ([]Axis, error) {
+	if v.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s:%d: %s is a map of config paths to lists of values, such as global.model_args.temperature: [0, 0.7]", file, v.Line, key)
+	}
+	var axes []Axis
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, vals := v.Content[i], v.Content[i+1]
+		if seen[k.Value] {
+			return nil, fmt.Errorf("%s:%d: %s: path %q twice", file, k.Line, key, k.Value)
+		}
+		seen[k.Value] = true
+		if vals.Kind != yaml.SequenceNode || len(vals.Content) == 0 {
+			return nil, fmt.Errorf("%s:%d: %s.%s: want a non-empty list of values, such as [0, 0.7]", file, k.Line, key, k.Value)
+		}
+		a := Axis{Path: k.Value, Line: k.Line}
+		for _, n := range vals.Content {
+			var x any
+			if err := n.Decode(&x); err != nil {
+				return nil, fmt.Errorf("%s:%d: %s.%s: %w", file, n.Line, key, k.Value, err)
+			}
+			a.Values = append(a.Values, x)
+		}
+		axes = append(axes, a)
+	}
+	return axes, nil
+}
+
+// check reports the problems of the spec that need nothing but the spec.
+func (s *Spec) check() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s:%d: %s: %s", s.Path, s.lines[key], key, fmt.Sprintf(format, args...)))
+	}
+	if s.Config == "" {
+		errs = append(errs, fmt.Errorf("%s: no config: name the tactic config every cell starts from, such as config: ../chat.yaml", s.Path))
+	}
+	if s.Dataset.Path == "" {
+		errs = append(errs, fmt.Errorf("%s: no dataset: name a .jsonl or .csv file, such as dataset: rows.jsonl", s.Path))
+	}
+	if s.Repeats < 0 {
+		bad("repeats", "%d: want 1 or more", s.Repeats)
+	}
+	for _, k := range s.PassK {
+		if k < 1 || k > s.repeats() {
+			bad("pass_k", "%d: want 1 to repeats (%d)", k, s.repeats())
+		}
+	}
+	if s.Concurrency < 0 {
+		bad("concurrency", "%d: want 1 or more", s.Concurrency)
+	}
+	for p, n := range s.ProviderConcurrency {
+		if n < 1 {
+			bad("provider_concurrency", "%s: %d: want 1 or more", p, n)
+		}
+	}
+	if s.Timeout < 0 {
+		bad("timeout", "%s: want a positive duration such as 2m", s.Timeout)
+	}
+	if s.Retries < 0 {
+		bad("retries", "%d: want 0 or more", s.Retries)
+	}
+	if s.Budget.MaxCost < 0 || s.Budget.MaxTokens < 0 {
+		bad("budget", "want max_cost and max_tokens of 0 (none) or more")
+	}
+	switch s.Cache {
+	case "", "auto", "on", "off":
+	default:
+		bad("cache", "%q: want auto, on or off", s.Cache)
+	}
+	if len(s.Zip) > 0 {
+		n := len(s.Zip[0].Values)
+		for _, a := range s.Zip[1:] {
+			if len(a.Values) != n {
+				errs = append(errs, fmt.Errorf("%s:%d: zip: %s has %d values but %s has %d: zipped axes vary together, so their lists must be as long",
+					s.Path, a.Line, a.Path, len(a.Values), s.Zip[0].Path, n))
+			}
+		}
+	}
+	for _, a := range s.Axes {
+		for _, z := range s.Zip {
+			if a.Path == z.Path {
+				errs = append(errs, fmt.Errorf("%s:%d: %s is both in axes and in zip", s.Path, z.Line, z.Path))
+			}
+		}
+	}
+	labels := map[string]bool{}
+	for _, sc := range s.Scorers {
+		if labels[sc.Label()] {
+			errs = append(errs, fmt.Errorf("%s:%d: two scorers named %q: give one a name", s.Path, sc.Line, sc.Label()))
+		}
+		labels[sc.Label()] = true
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Spec) repeats() int { return max(s.Repeats, 1) }
+
+// passK is the k of pass@k to report.
+func (s *Spec) passK() []int {
+	if len(s.PassK) > 0 {
+		return s.PassK
+	}
+	if s.repeats() > 1 {
+		return []int{1, s.repeats()}
+	}
+	return []int{1}
+}
+
+func (s *Spec) concurrency() int {
+	if s.Concurrency > 0 {
+		return s.Concurrency
+	}
+	return 8
+}
+
+func (s *Spec) maxConsecutive() int {
+	if s.MaxConsecutiveErrors == 0 {
+		return 25
+	}
+	return s.MaxConsecutiveErrors
+}
+
+func (s *Spec) scorers() []ScorerSpec {
+	if len(s.Scorers) == 0 {
+		return []ScorerSpec{{Type: "exact"}}
+	}
+	return s.Scorers
+}
+
+// name is the sweep's name.
+func (s *Spec) name() string {
+	if s.Name != "" {
+		return s.Name
+	}
+	b := filepath.Base(s.Path)
+	return strings.TrimSuffix(b, filepath.Ext(b))
+}
+
+// rel resolves p against the spec file's folder.
+func (s *Spec) rel(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(filepath.Dir(s.Path), p)
+}

@@ -1,0 +1,422 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lllm-go/lllm/logs"
+	"github.com/lllm-go/lllm/runtime/config"
+	"github.com/lllm-go/lllm/runtime/provider"
+	"github.com/lllm-go/lllm/tactics"
+)
+
+// Options adjust a sweep.
+type Options struct {
+	// Sets override values of the base config before the axes apply, as
+	// "key.path=value" (see config.Config.Set).
+	Sets []string
+	// LogRoot is the log root: the sweep's directory is
+	// <LogRoot>/sweeps/<name>. Empty means logs.DefaultRoot.
+	LogRoot string
+	// Dir, when set, is the sweep's directory, whatever LogRoot says.
+	Dir string
+	// Shard restricts the run to a share of the samples.
+	Shard Shard
+	// Concurrency, when positive, overrides the spec's.
+	Concurrency int
+	// HTTPClient sends the providers' requests; nil uses the default.
+	HTTPClient *http.Client
+	// Open, when set, opens models in place of provider.Open.
+	Open func(ctx context.Context, name string, cfg provider.Config) (provider.Model, error)
+	// Progress, when set, is called after each sample with the state of
+	// the run. Calls are serialized.
+	Progress func(Progress)
+}
+
+// Progress is the state of a running sweep.
+type Progress struct {
+	Done, Total int // samples finished in this run, and to run
+	Failed      int // of Done
+	Calls       int // model calls made (cache hits excluded)
+	CacheHits   int
+	SpentUSD    float64
+	Elapsed     time.Duration
+}
+
+// Sweep is a spec made ready to run: its base config, rows, cells and
+// scorers checked, and the samples already finished in its directory read.
+type Sweep struct {
+	Spec  *Spec
+	Dir   string
+	Rows  []Row
+	Cells []*Cell
+
+	opts     Options
+	base     *config.Config
+	scorers  []namedScorer
+	records  *Records
+	warnings []string
+
+	mu       sync.Mutex
+	limiters map[string]*Limiter
+}
+
+type namedScorer struct {
+	name string
+	Scorer
+}
+
+// New checks spec and everything it names (base config and overrides,
+// dataset, axes, scorers, each cell's tactic and agents) and reads what
+// the sweep's directory already holds. It writes nothing. Problems with
+// the spec or its files are a *SpecError, or a *tactics.ConfigError for a
+// cell's config.
+func New(ctx context.Context, spec *Spec, opts Options) (*Sweep, error) {
+	s := &Sweep{Spec: spec, opts: opts}
+	load := func() (*config.Config, error) {
+		cfg, err := config.Load(spec.rel(spec.Config))
+		if err != nil {
+			return nil, &SpecError{fmt.Errorf("%s: config: %w", spec.Path, err)}
+		}
+		for _, kv := range opts.Sets {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return nil, &SpecError{fmt.Errorf("--set %q: want KEY.PATH=VALUE", kv)}
+			}
+			if err := cfg.Set(k, v); err != nil {
+				return nil, &SpecError{err}
+			}
+		}
+		return cfg, nil
+	}
+	base, err := load()
+	if err != nil {
+		return nil, err
+	}
+	s.base = base
+	if s.Rows, err = LoadDataset(spec.rel(spec.Dataset.Path), spec.Dataset); err != nil {
+		return nil, &SpecError{err}
+	}
+	lines := map[string]int{}
+	for _, a := range append(append([]Axis{}, spec.Axes...), spec.Zip...) {
+		lines[a.Path] = a.Line
+	}
+	if s.Cells, err = buildCells(Expand(spec.Axes, spec.Zip), load, base.Resolved(), lines, spec.Path); err != nil {
+		var se *SpecError
+		if errors.As(err, &se) {
+			return nil, err
+		}
+		return nil, &SpecError{err}
+	}
+	env := Env{Dir: filepath.Dir(spec.Path), Config: base, Open: s.open}
+	var errs []error
+	for _, sc := range spec.scorers() {
+		f, err := NewScorer(sc.Type, sc.Params, env)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s:%d: %w", spec.Path, sc.Line, err))
+			continue
+		}
+		s.scorers = append(s.scorers, namedScorer{sc.Label(), f})
+	}
+	if len(errs) > 0 {
+		return nil, &SpecError{errors.Join(errs...)}
+	}
+	ropts := tactics.RunOptions{HTTPClient: opts.HTTPClient, Models: s.models}
+	for _, c := range s.Cells {
+		if err := tactics.Check(ctx, c.Config, ropts); err != nil {
+			if len(c.Settings) > 0 {
+				return nil, fmt.Errorf("cell %s: %w", c.Label(), err)
+			}
+			return nil, err
+		}
+	}
+	s.Dir = opts.Dir
+	if s.Dir == "" {
+		root := opts.LogRoot
+		if root == "" {
+			root = logs.DefaultRoot
+		}
+		s.Dir = filepath.Join(root, "sweeps", spec.name())
+	}
+	if _, err := os.Stat(s.Dir); err == nil {
+		if s.records, s.warnings, err = LoadRecords(s.Dir); err != nil {
+			return nil, err
+		}
+	} else {
+		s.records = newRecords()
+	}
+	return s, nil
+}
+
+// Warnings are what reading the sweep's directory skipped, such as a torn
+// last line.
+func (s *Sweep) Warnings() []string { return s.warnings }
+
+// Records are the finished samples the sweep's directory holds.
+func (s *Sweep) Records() *Records { return s.records }
+
+// Limiter returns the adaptive limiter of provider's calls in the last
+// run, or nil.
+func (s *Sweep) Limiter(provider string) *Limiter {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.limiters[provider]
+}
+
+// open opens a model for a sample or a scorer: through the sweep's
+// cache, limiter and accounting while it runs.
+func (s *Sweep) open(ctx context.Context, name string, pcfg provider.Config) (provider.Model, error) {
+	var m provider.Model
+	var err error
+	if s.opts.Open != nil {
+		m, err = s.opts.Open(ctx, name, pcfg)
+	} else {
+		m, err = provider.Open(ctx, name, pcfg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if x := executionFrom(ctx); x != nil {
+		return &model{inner: m, name: name, provider: providerOf(name), x: x}, nil
+	}
+	return m, nil
+}
+
+func (s *Sweep) models(ctx context.Context, ac config.Agent, pcfg provider.Config) (provider.Model, error) {
+	return s.open(ctx, ac.ModelName, pcfg)
+}
+
+type execKey struct{}
+
+func executionFrom(ctx context.Context) *execution {
+	x, _ := ctx.Value(execKey{}).(*execution)
+	return x
+}
+
+// sample is one (cell, row, repeat) to run.
+type sample struct {
+	cell   *Cell
+	row    *Row
+	repeat int
+}
+
+// todo lists the samples of the shard that have no final record,
+// repeats slowest and cells fastest, so that a partial run covers every
+// cell evenly.
+func (s *Sweep) todo() (all, missing []sample) {
+	for r := 0; r < s.Spec.repeats(); r++ {
+		for i := range s.Rows {
+			for _, c := range s.Cells {
+				row := &s.Rows[i]
+				if !s.opts.Shard.Has(c.Hash, row.ID, r) {
+					continue
+				}
+				sm := sample{c, row, r}
+				all = append(all, sm)
+				if rec, ok := s.records.Get(c.Hash, row.ID, r); !ok || !rec.done() {
+					missing = append(missing, sm)
+				}
+			}
+		}
+	}
+	return all, missing
+}
+
+// Plan is what a run would do, for --dry-run.
+type Plan struct {
+	Name  string
+	Dir   string
+	Shard string
+	Cells []PlanCell
+	// Samples, Done and ToRun sum the cells'; Calls estimates the model
+	// calls of ToRun.
+	Samples, Done, ToRun, Calls int
+}
+
+// PlanCell is one cell of a Plan.
+type PlanCell struct {
+	Hash     string
+	Settings Point
+	Samples  int // in the shard
+	Done     int
+	ToRun    int
+	// CallsPerSample is the mean of the cell's finished samples, or an
+	// estimate from its tactic's params; Calls = ToRun x CallsPerSample.
+	CallsPerSample float64
+	Calls          int
+}
+
+// Plan says which cells and samples a run would run and how many model
+// calls that may take. It runs nothing and writes nothing.
+func (s *Sweep) Plan() *Plan {
+	all, missing := s.todo()
+	p := &Plan{Name: s.Spec.name(), Dir: s.Dir, Shard: s.opts.Shard.String()}
+	idx := map[string]int{}
+	for _, c := range s.Cells {
+		idx[c.Hash] = len(p.Cells)
+		p.Cells = append(p.Cells, PlanCell{Hash: c.Hash, Settings: c.Settings, CallsPerSample: s.callsPerSample(c)})
+	}
+	for _, sm := range all {
+		p.Cells[idx[sm.cell.Hash]].Samples++
+	}
+	for _, sm := range missing {
+		p.Cells[idx[sm.cell.Hash]].ToRun++
+	}
+	for i := range p.Cells {
+		c := &p.Cells[i]
+		c.Done = c.Samples - c.ToRun
+		c.Calls = int(float64(c.ToRun)*c.CallsPerSample + 0.5)
+		p.Samples += c.Samples
+		p.Done += c.Done
+		p.ToRun += c.ToRun
+		p.Calls += c.Calls
+	}
+	return p
+}
+
+// callsPerSample is the mean number of model calls (and cache hits) of
+// the cell's finished samples, or else an estimate from its tactic.
+func (s *Sweep) callsPerSample(c *Cell) float64 {
+	var n, calls int
+	for _, r := range s.Rows {
+		for rep := 0; rep < s.Spec.repeats(); rep++ {
+			if rec, ok := s.records.Get(c.Hash, r.ID, rep); ok {
+				n++
+				calls += rec.Calls + rec.CacheHits
+			}
+		}
+	}
+	if n > 0 {
+		return float64(calls) / float64(n)
+	}
+	judges := 0
+	for _, sc := range s.Spec.scorers() {
+		if sc.Type == "judge" {
+			judges++
+		}
+	}
+	return float64(estimateCalls(c.Config) + judges)
+}
+
+// estimateCalls is the most model calls one run of cfg's built-in tactic
+// makes when no reply fails to parse; for other tactics, one per agent.
+func estimateCalls(cfg *config.Config) int {
+	p := func(key string, def int) int {
+		switch v := cfg.Params[key].(type) {
+		case int:
+			return v
+		case float64:
+			return int(v)
+		}
+		return def
+	}
+	switch cfg.TacticType {
+	case "chat":
+		return 1
+	case "best_of_n":
+		return p("n", 3) + 1
+	case "debate":
+		return 2*p("rounds", 2) + 1
+	case "self_refine":
+		return 1 + 2*p("iterations", 3)
+	case "react":
+		return p("max_steps", 4) + 1
+	}
+	return max(len(cfg.Agents), 1)
+}
+
+// ErrBudget is reported when a sweep stops because its budget is spent.
+var ErrBudget = errors.New("budget reached")
+
+// execution is the state of one Run.
+type execution struct {
+	s      *Sweep
+	cache  *Cache
+	policy string
+	conc   int
+
+	calls, hits atomic.Int64
+
+	// prevUSD and prevTok are what the records read before the run spent.
+	prevUSD float64
+	prevTok int
+
+	mu          sync.Mutex
+	spentUSD    float64
+	spentTok    int
+	consecutive int
+	stopErr     error
+	cancel      context.CancelFunc
+}
+
+func (x *execution) cacheable(req *provider.Request) bool {
+	switch x.policy {
+	case "on":
+		return true
+	case "off":
+		return false
+	}
+	t := req.Params.Temperature
+	return t != nil && *t == 0
+}
+
+func (x *execution) limiter(p string) *Limiter {
+	s := x.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l, ok := s.limiters[p]
+	if !ok {
+		n := x.conc
+		if m, ok := s.Spec.ProviderConcurrency[p]; ok {
+			n = m
+		}
+		l = NewLimiter(n)
+		s.limiters[p] = l
+	}
+	return l
+}
+
+func (x *execution) callFailed(model string, err error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.consecutive++
+	if n := x.s.Spec.maxConsecutive(); n > 0 && x.consecutive >= n && x.stopErr == nil {
+		x.stopErr = fmt.Errorf("stopped after %d model calls in a row failed (max_consecutive_errors); the last, to %s: %w", x.consecutive, model, err)
+		x.cancel()
+	}
+}
+
+func (x *execution) callSucceeded(usd float64, tokens int) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.consecutive = 0
+	x.spentUSD += usd
+	x.spentTok += tokens
+}
+
+// overBudget says whether what the sweep spent, before this run and in
+// it, reached a bound of the spec's budget.
+func (x *execution) overBudget() error {
+	b := x.s.Spec.Budget
+	if b.MaxCost == 0 && b.MaxTokens == 0 {
+		return nil
+	}
+	x.mu.Lock()
+	u, t := x.spentUSD, x.spentTok
+	x.mu.Unlock()
+	switch {
+	case b.MaxCost > 0 && x.prevUSD+u >= b.MaxCost:
+		return fmt.Errorf("%w: spent $%.4f of max_cost $%.4f", ErrBudget, x.prevUSD+u, b.MaxCost)
+	case b.MaxTokens > 0 && x.prevTok+t >= b.MaxTokens:
+		return fmt.Errorf("%w: spent %d tokens of max_tokens %d", ErrBudget, x.prevTok+t, b.MaxTokens)
+	}
+	return nil
+}
