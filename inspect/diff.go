@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/internal/jsontext"
 	"github.com/lllm-go/lllm/logs"
 )
 
@@ -409,46 +410,10 @@ func compact(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return ""
 	}
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		return string(raw)
+	if c, ok := jsontext.Compact(raw); ok {
+		return c
 	}
-	return unescapeHTML(b.String())
-}
-
-// unescapeHTML undoes the \u003c, \u003e and \u0026 escapes encoding/json
-// writes for <, > and & in strings, which only make a diff harder to read.
-func unescapeHTML(s string) string {
-	if !strings.Contains(s, `\u00`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '\\' || i+1 >= len(s) {
-			b.WriteByte(s[i])
-			continue
-		}
-		if s[i+1] == 'u' && i+6 <= len(s) {
-			switch s[i+2 : i+6] {
-			case "003c", "003C":
-				b.WriteByte('<')
-				i += 5
-				continue
-			case "003e", "003E":
-				b.WriteByte('>')
-				i += 5
-				continue
-			case "0026":
-				b.WriteByte('&')
-				i += 5
-				continue
-			}
-		}
-		// Any other escape, \\ included: keep both bytes.
-		b.WriteString(s[i : i+2])
-		i++
-	}
-	return b.String()
+	return string(raw)
 }
 
 // jsonChanges lists the leaves that differ between two JSON documents,

@@ -1,0 +1,54 @@
+// Package jsontext makes raw JSON readable for people: on one line, with
+// the HTML escapes encoding/json writes undone.
+package jsontext
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+)
+
+// Compact returns raw on one line with HTML escapes undone (see
+// Unescape), or ok false when raw is not JSON.
+func Compact(raw []byte) (s string, ok bool) {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return "", false
+	}
+	return Unescape(b.String()), true
+}
+
+// Unescape undoes the \u003c, \u003e and \u0026 escapes encoding/json
+// writes for <, > and & in strings, which only make JSON harder to read.
+// Every other escape, \\ included, is kept.
+func Unescape(s string) string {
+	if !strings.Contains(s, `\u00`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		if s[i+1] == 'u' && i+6 <= len(s) {
+			switch s[i+2 : i+6] {
+			case "003c", "003C":
+				b.WriteByte('<')
+				i += 5
+				continue
+			case "003e", "003E":
+				b.WriteByte('>')
+				i += 5
+				continue
+			case "0026":
+				b.WriteByte('&')
+				i += 5
+				continue
+			}
+		}
+		b.WriteString(s[i : i+2])
+		i++
+	}
+	return b.String()
+}

@@ -1,0 +1,22 @@
+package jsontext
+
+import "testing"
+
+func TestCompactAndUnescape(t *testing.T) {
+	for in, want := range map[string]string{
+		"{\n \"a\": \"\\u003cb\\u003e \\u0026 \\\\u003c\"\n}": `{"a":"<b> & \\u003c"}`,
+		`["\u00e9", "x\u003E"]`:                               `["\u00e9","x>"]`,
+		`"plain"`:                                             `"plain"`,
+	} {
+		got, ok := Compact([]byte(in))
+		if !ok || got != want {
+			t.Errorf("Compact(%s) = %s, %v; want %s", in, got, ok, want)
+		}
+	}
+	if _, ok := Compact([]byte("{nope")); ok {
+		t.Error("Compact accepted bad JSON")
+	}
+	if got := Unescape(`tail\`); got != `tail\` {
+		t.Errorf("a trailing backslash: %q", got)
+	}
+}
