@@ -202,6 +202,7 @@ one, or "latest".`,
 		newServeCmd(opts),
 		newChatCmd(opts),
 		newSweepCmd(opts),
+		newViewCmd(opts),
 		newVersionCmd(),
 	)
 	decorateBuiltins(root)

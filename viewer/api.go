@@ -1,0 +1,371 @@
+package viewer
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/lllm-go/lllm/logs"
+)
+
+// Page limits. The server caps every page, whatever the client asks.
+const (
+	defaultNodes    = 100
+	maxNodes        = 500
+	defaultMessages = 50
+	maxMessages     = 200
+	// maxPageBytes caps the records read for one page of messages (large
+	// images); a page holds at least one message.
+	maxPageBytes = 8 << 20
+)
+
+// runJSON is one run of GET /api/runs, and the head of GET /api/runs/{run}.
+type runJSON struct {
+	ID         string            `json:"id"`
+	Tactic     string            `json:"tactic,omitempty"`
+	Status     string            `json:"status"`
+	Started    *time.Time        `json:"started,omitempty"`
+	Ended      *time.Time        `json:"ended,omitempty"`
+	DurationMS *float64          `json:"duration_ms,omitempty"`
+	Totals     *logs.Totals      `json:"totals,omitempty"`
+	Failure    string            `json:"failure,omitempty"` // the error the run ended with
+	Error      string            `json:"error,omitempty"`   // why its log cannot be read
+	Labels     map[string]string `json:"labels,omitempty"`
+}
+
+func newRunJSON(id string, start *logs.RunStart, started time.Time, end *logs.RunEnd, ended time.Time) runJSON {
+	j := runJSON{ID: id, Status: string(logs.StatusRunning)}
+	if start != nil {
+		j.Tactic, j.Labels = start.Tactic, start.Labels
+	}
+	if !started.IsZero() {
+		j.Started = &started
+	}
+	if end != nil {
+		j.Status, j.Failure = string(end.Status), end.Error
+		t := end.Totals
+		j.Totals = &t
+		d := t.DurationMS
+		j.DurationMS = &d
+		if !ended.IsZero() {
+			j.Ended = &ended
+		}
+	}
+	return j
+}
+
+func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) {
+	sums, err := logs.List(h.root)
+	if err != nil {
+		fail(w, fmt.Errorf("listing runs under %s: %w", h.root, err))
+		return
+	}
+	runs := make([]runJSON, 0, len(sums))
+	for _, s := range sums {
+		j := newRunJSON(s.ID, s.Start, s.Started, s.End, s.Ended)
+		if s.Err != nil {
+			j.Status, j.Error = "unreadable", s.Err.Error()
+		}
+		runs = append(runs, j)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"root": h.root, "runs": runs})
+}
+
+// runDetail is GET /api/runs/{run}.
+type runDetail struct {
+	runJSON
+	Task      json.RawMessage   `json:"task,omitempty"`
+	Config    json.RawMessage   `json:"config,omitempty"`
+	Seed      int64             `json:"seed,omitempty"`
+	GitCommit string            `json:"git_commit,omitempty"`
+	Host      string            `json:"host,omitempty"`
+	Versions  map[string]string `json:"versions,omitempty"`
+	Result    json.RawMessage   `json:"result,omitempty"`
+	// Version changes whenever the log grows: the bytes indexed so far.
+	Version  int64    `json:"version"`
+	Bytes    int64    `json:"bytes"`
+	Records  int      `json:"records"`
+	Dialogs  int      `json:"dialogs"`
+	Roots    int      `json:"roots"`
+	Messages int      `json:"messages"`
+	Warnings []string `json:"warnings"`
+}
+
+func (h *Handler) getRun(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("run")
+	ix, err := h.runIndex(r.Context(), id)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	d := runDetail{
+		runJSON: newRunJSON(id, ix.start, ix.started, ix.end, ix.ended),
+		Version: ix.scanned, Bytes: ix.scanned + ix.pending, Records: ix.records,
+		Dialogs: len(ix.nodes), Roots: len(ix.roots), Messages: ix.messages,
+		Warnings: append([]string{}, ix.warnings...),
+	}
+	if s := ix.start; s != nil {
+		d.Task, d.Config, d.Seed, d.GitCommit, d.Host, d.Versions = s.Task, s.Config, s.Seed, s.GitCommit, s.Host, s.Versions
+	} else {
+		d.Warnings = append(d.Warnings, "the run_start record is still being written")
+	}
+	if ix.end != nil {
+		d.Result = ix.end.Result
+	}
+	if ix.orphans > 0 {
+		d.Warnings = append(d.Warnings, fmt.Sprintf("%d message records belong to dialogs the log never opened; they are not shown", ix.orphans))
+	}
+	if pw := ix.pendingWarning(); pw != "" {
+		d.Warnings = append(d.Warnings, pw)
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+// nodeJSON is one dialog in the tree.
+type nodeJSON struct {
+	ID         string `json:"id"`
+	Owner      string `json:"owner"`
+	Alias      string `json:"alias,omitempty"`
+	ParentID   string `json:"parent_id,omitempty"`
+	SplitPoint int    `json:"split_point"`
+	LastN      int    `json:"last_n"`
+	FirstK     int    `json:"first_k"`
+	ParentLen  int    `json:"parent_len"`
+	Depth      int    `json:"depth"`
+	// Messages is the dialog's length: the messages it started with and
+	// its own.
+	Messages   int `json:"messages"`
+	Own        int `json:"own_messages"`
+	Children   int `json:"children"`
+	ModelCalls int `json:"model_calls"`
+	// Errors counts the failed model calls made on this dialog; LastError
+	// is the last one's "type: message".
+	Errors    int    `json:"errors"`
+	LastError string `json:"last_error,omitempty"`
+	// Outcome is set for a working copy (an alias ending in "#N"): ok,
+	// retried, failed, error or pending. Failed means retried, failed or
+	// error.
+	Outcome string `json:"outcome,omitempty"`
+	Failed  bool   `json:"failed"`
+}
+
+func (ix *index) nodeJSON(n *node) nodeJSON {
+	o := ix.outcome(n)
+	return nodeJSON{
+		ID: n.ID, Owner: n.Owner, Alias: n.Alias, ParentID: n.ParentID,
+		SplitPoint: n.SplitPoint, LastN: n.LastN, FirstK: n.FirstK, ParentLen: n.ParentLen, Depth: n.Depth,
+		Messages: n.length(), Own: len(n.msgs), Children: len(n.children),
+		ModelCalls: n.calls, Errors: n.errors, LastError: n.lastErr,
+		Outcome: o, Failed: o == "retried" || o == "failed" || o == "error",
+	}
+}
+
+// pageParams reads offset and limit from the query, capping limit.
+func pageParams(r *http.Request, def, maximum int) (offset, limit int, err error) {
+	q := r.URL.Query()
+	offset, limit = 0, def
+	if s := q.Get("offset"); s != "" {
+		if offset, err = strconv.Atoi(s); err != nil || offset < 0 {
+			return 0, 0, errorf(http.StatusBadRequest, "offset %q is not a non-negative integer", s)
+		}
+	}
+	if s := q.Get("limit"); s != "" {
+		if limit, err = strconv.Atoi(s); err != nil || limit <= 0 {
+			return 0, 0, errorf(http.StatusBadRequest, "limit %q is not a positive integer", s)
+		}
+	}
+	return offset, min(limit, maximum), nil
+}
+
+// treePage is GET /api/runs/{run}/tree: a page of the roots, or of the
+// children of ?parent=ID.
+type treePage struct {
+	Parent string     `json:"parent,omitempty"`
+	Total  int        `json:"total"`
+	Offset int        `json:"offset"`
+	Nodes  []nodeJSON `json:"nodes"`
+}
+
+func (h *Handler) getTree(w http.ResponseWriter, r *http.Request) {
+	offset, limit, err := pageParams(r, defaultNodes, maxNodes)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	ix, err := h.runIndex(r.Context(), r.PathValue("run"))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	list := ix.roots
+	parent := r.URL.Query().Get("parent")
+	if parent != "" {
+		n := ix.nodes[parent]
+		if n == nil {
+			fail(w, errorf(http.StatusNotFound, "run %s has no dialog %q", r.PathValue("run"), parent))
+			return
+		}
+		list = n.children
+	}
+	p := treePage{Parent: parent, Total: len(list), Offset: offset, Nodes: []nodeJSON{}}
+	for i := offset; i < len(list) && i < offset+limit; i++ {
+		p.Nodes = append(p.Nodes, ix.nodeJSON(list[i]))
+	}
+	writeJSON(w, http.StatusOK, p)
+}
+
+// dialogInfo is GET /api/runs/{run}/dialogs/{dialog}: the dialog's node and
+// its ancestors, root first.
+type dialogInfo struct {
+	Node      nodeJSON   `json:"node"`
+	Ancestors []nodeJSON `json:"ancestors"`
+	RunStatus string     `json:"run_status"`
+}
+
+func (h *Handler) getDialog(w http.ResponseWriter, r *http.Request) {
+	ix, n, ok := h.dialogNode(w, r)
+	if !ok {
+		return
+	}
+	defer ix.mu.RUnlock()
+	d := dialogInfo{Node: ix.nodeJSON(n), Ancestors: []nodeJSON{}, RunStatus: string(ix.status())}
+	for p := n.parent; p != nil; p = p.parent {
+		d.Ancestors = append([]nodeJSON{ix.nodeJSON(p)}, d.Ancestors...)
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+// dialogNode finds the request's run and dialog; on success the index is
+// read-locked and the caller unlocks it.
+func (h *Handler) dialogNode(w http.ResponseWriter, r *http.Request) (*index, *node, bool) {
+	ix, err := h.runIndex(r.Context(), r.PathValue("run"))
+	if err != nil {
+		fail(w, err)
+		return nil, nil, false
+	}
+	ix.mu.RLock()
+	n := ix.nodes[r.PathValue("dialog")]
+	if n == nil {
+		ix.mu.RUnlock()
+		fail(w, errorf(http.StatusNotFound, "run %s has no dialog %q", r.PathValue("run"), r.PathValue("dialog")))
+		return nil, nil, false
+	}
+	return ix, n, true
+}
+
+// messageJSON is one message of a transcript page.
+type messageJSON struct {
+	Index int `json:"index"`
+	// Dialog is the dialog whose record holds the message: an ancestor's
+	// for the messages a fork started with (Inherited).
+	Dialog    string          `json:"dialog"`
+	Inherited bool            `json:"inherited"`
+	Seq       int64           `json:"seq"`
+	Time      time.Time       `json:"ts"`
+	Prompt    string          `json:"prompt,omitempty"`
+	Message   json.RawMessage `json:"message,omitempty"`
+	Error     string          `json:"error,omitempty"` // why the record could not be read
+}
+
+// messagePage is GET /api/runs/{run}/dialogs/{dialog}/messages.
+type messagePage struct {
+	Dialog   string        `json:"dialog"`
+	Total    int           `json:"total"`
+	Offset   int           `json:"offset"`
+	Next     int           `json:"next"` // the offset of the next page; Total at the end
+	Messages []messageJSON `json:"messages"`
+}
+
+func (h *Handler) getMessages(w http.ResponseWriter, r *http.Request) {
+	offset, limit, err := pageParams(r, defaultMessages, maxMessages)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	ix, n, ok := h.dialogNode(w, r)
+	if !ok {
+		return
+	}
+	type want struct {
+		i   int
+		src *node
+		sp  span
+	}
+	total := n.length()
+	var wants []want
+	for i := offset; i < total && i < offset+limit; i++ {
+		src, sp, ok := locate(n, i)
+		wants = append(wants, want{i: i, src: src, sp: sp})
+		if !ok {
+			wants[len(wants)-1].src = nil
+		}
+	}
+	path := ix.path
+	ix.mu.RUnlock()
+
+	p := messagePage{Dialog: n.ID, Total: total, Offset: offset, Next: offset, Messages: []messageJSON{}}
+	if len(wants) == 0 {
+		p.Next = max(offset, total)
+		writeJSON(w, http.StatusOK, p)
+		return
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		fail(w, fmt.Errorf("viewer: %w", err))
+		return
+	}
+	defer f.Close()
+	var buf []byte
+	read := 0
+	for _, wt := range wants {
+		if err := r.Context().Err(); err != nil {
+			fail(w, err)
+			return
+		}
+		if read > 0 && read+int(wt.sp.n) > maxPageBytes {
+			break
+		}
+		m := messageJSON{Index: wt.i}
+		if wt.src == nil {
+			m.Error = fmt.Sprintf("message %d is missing from the log", wt.i)
+		} else {
+			m.Dialog, m.Inherited = wt.src.ID, wt.src != n
+			if cap(buf) < int(wt.sp.n) {
+				buf = make([]byte, wt.sp.n)
+			}
+			b := buf[:wt.sp.n]
+			if _, err := f.ReadAt(b, wt.sp.off); err != nil {
+				m.Error = fmt.Sprintf("reading its record: %v", err)
+			} else if err := decodeMessage(b, &m); err != nil {
+				m.Error = fmt.Sprintf("its record is not valid JSON: %v", err)
+			}
+			read += int(wt.sp.n)
+		}
+		p.Messages = append(p.Messages, m)
+		p.Next = wt.i + 1
+	}
+	writeJSON(w, http.StatusOK, p)
+}
+
+// decodeMessage fills m from a message record, keeping the message itself
+// as raw JSON.
+func decodeMessage(line []byte, m *messageJSON) error {
+	var rec struct {
+		Seq     int64           `json:"seq"`
+		Time    time.Time       `json:"ts"`
+		Prompt  string          `json:"prompt"`
+		Message json.RawMessage `json:"message"`
+	}
+	if err := json.Unmarshal(line, &rec); err != nil {
+		return err
+	}
+	m.Seq, m.Time, m.Prompt, m.Message = rec.Seq, rec.Time, rec.Prompt, rec.Message
+	return nil
+}

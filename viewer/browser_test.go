@@ -1,0 +1,353 @@
+package viewer
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image/png"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/logs"
+)
+
+// chromium finds the browser for the browser tests: $LLLM_CHROMIUM, else
+// Debian's chromium.
+func chromium() string {
+	if p := os.Getenv("LLLM_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// newBrowser starts a headless Chromium for t, or skips t loudly when
+// there is none.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	path := chromium()
+	if path == "" {
+		t.Skip("\n*****************************************************************\n" +
+			"* BROWSER TESTS SKIPPED: no Chromium found (/usr/bin/chromium).  *\n" +
+			"* Install the Debian package 'chromium' (.ci/run does) or set    *\n" +
+			"* LLLM_CHROMIUM to a Chromium binary.                            *\n" +
+			"*****************************************************************")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	t.Cleanup(cancel)
+	// Without the background-networking flags, Chromium in a closed
+	// network hangs on its own requests.
+	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(path),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 900),
+	)
+	t.Cleanup(cancelAlloc)
+	bctx, cancelBrowser := chromedp.NewContext(alloc)
+	t.Cleanup(cancelBrowser)
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("starting %s: %v", path, err)
+	}
+	return bctx
+}
+
+// textOf is the visible text of the first element matching sel.
+func textOf(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatalf("text of %s: %v", sel, err)
+	}
+	return s
+}
+
+func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(tctx, steps...); err != nil {
+		t.Fatalf("%s: %v\npage:\n%s", what, err, pageText(ctx))
+	}
+}
+
+// waitFor waits until the JavaScript predicate holds.
+func waitFor(t *testing.T, ctx context.Context, what, predicate string) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(15*time.Second))); err != nil {
+		t.Fatalf("waiting for %s (%s): %v", what, predicate, err)
+	}
+}
+
+// The runs list, then a run, its tree, a forked dialog and its transcript,
+// as a user clicks through them; then the failed attempts and an image.
+func TestBrowserWalkthrough(t *testing.T) {
+	f := newFixture(t)
+	ctx := newBrowser(t)
+	srv := httptest.NewServer(New(f.root, Options{}))
+	defer srv.Close()
+
+	// The runs list: three runs, filterable by status.
+	do(t, ctx, "opening the runs list",
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`tr.run-row[data-run="`+f.bestOfN+`"] a.run-link`)))
+	if s := textOf(t, ctx, "#runs-table"); !strings.Contains(s, "best_of_n") || !strings.Contains(s, "retrying") || !strings.Contains(s, "vision") {
+		t.Fatalf("runs table:\n%s", s)
+	}
+	setSelect := `(v) => { const s = document.querySelector('#filter-status'); s.value = v; s.dispatchEvent(new Event('change')); return s.value === v; }`
+	if !evalBool(t, ctx, `(`+setSelect+`)('failed')`) {
+		t.Fatal("the status filter has no 'failed' option")
+	}
+	waitFor(t, ctx, "one failed run", `document.querySelectorAll('tr.run-row').length === 1 && document.querySelector('tr.run-row').dataset.run === '`+f.images+`'`)
+	evalBool(t, ctx, `(`+setSelect+`)('')`)
+	waitFor(t, ctx, "three runs again", `document.querySelectorAll('tr.run-row').length === 3`)
+	// Sorting by tactic, ascending.
+	do(t, ctx, "sorting by tactic", chromedp.Click(chromedp.CSS(`th[data-key="tactic"]`)))
+	waitFor(t, ctx, "runs sorted by tactic", `[...document.querySelectorAll('tr.run-row')].map(r => r.dataset.tactic).join() === 'best_of_n,retrying,vision'`)
+
+	// Click the best_of_n run, expand the solver's root, click try2.
+	do(t, ctx, "opening the run",
+		chromedp.Click(chromedp.CSS(`tr.run-row[data-run="`+f.bestOfN+`"] a.run-link`)),
+		chromedp.WaitVisible(chromedp.CSS(`#tree li.node`)))
+	solver := evalString(t, ctx, `document.querySelector('#tree li.node').dataset.id`)
+	do(t, ctx, "expanding the solver's dialog",
+		chromedp.Click(chromedp.CSS(`#tree li[data-id="`+solver+`"] > .node-row > button.toggle`)),
+		chromedp.WaitVisible(chromedp.CSS(`#tree li[data-id="`+f.try2+`"]`)))
+	if s := textOf(t, ctx, `#tree li[data-id="`+f.try2+`"] > .node-row`); !strings.Contains(s, "try2") || !strings.Contains(s, "split@2") {
+		t.Fatalf("try2's tree row: %q", s)
+	}
+	do(t, ctx, "opening try2",
+		chromedp.Click(chromedp.CSS(`#tree li[data-id="`+f.try2+`"] > .node-row > a.node-label`)),
+		chromedp.WaitVisible(chromedp.CSS(`#transcript[data-dialog="`+f.try2+`"] li.msg[data-index="2"]`)))
+	transcript := textOf(t, ctx, "#transcript")
+	for _, want := range []string{
+		"You solve tasks. Give the answer and one line of justification.", // inherited from the root
+		"Name a prime between 10 and 20.",
+		"13: it has no divisor but 1 and itself.", // try2's own reply
+		"3 messages (1 own)",
+		"in 31 · out 12", // usage
+	} {
+		if !strings.Contains(transcript, want) {
+			t.Errorf("transcript lacks %q:\n%s", want, transcript)
+		}
+	}
+	if n := evalInt(t, ctx, `document.querySelectorAll('#messages li.msg.inherited').length`); n != 2 {
+		t.Errorf("%d inherited messages marked, want 2", n)
+	}
+	if strings.Contains(transcript, "15 is prime.") {
+		t.Errorf("try2's transcript shows try1's reply:\n%s", transcript)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	savePNG(t, "transcript.png", shot)
+
+	// The failed attempts: opening one by URL expands the tree down to it.
+	goHash(t, ctx, "#/run/"+f.retries+"/dialog/"+f.parseFailed)
+	do(t, ctx, "opening a failed attempt",
+		chromedp.WaitVisible(chromedp.CSS(`#tree li.node.failed[data-id="`+f.parseFailed+`"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#transcript[data-dialog="`+f.parseFailed+`"] li.msg[data-index="2"]`)),
+		chromedp.Click(chromedp.CSS(`#tree li[data-id="`+f.parseFailed+`"] > .node-row > button.toggle`)),
+		chromedp.WaitVisible(chromedp.CSS(`#tree li[data-id="`+f.callFailed+`"]`)))
+	if s := textOf(t, ctx, `#tree li[data-id="`+f.parseFailed+`"] > .node-row`); !strings.Contains(s, "✗ retried") {
+		t.Errorf("the unparsable attempt's row: %q", s)
+	}
+	if s := textOf(t, ctx, `#tree li[data-id="`+f.callFailed+`"] > .node-row`); !strings.Contains(s, "1 failed call") || !strings.Contains(s, "ok") {
+		t.Errorf("the attempt with a failed call: %q", s)
+	}
+	if s := textOf(t, ctx, "#transcript"); !strings.Contains(s, "four, I think") {
+		t.Errorf("the failed attempt's transcript:\n%s", s)
+	}
+	do(t, ctx, "opening the attempt whose call failed",
+		chromedp.Click(chromedp.CSS(`#tree li[data-id="`+f.callFailed+`"] > .node-row > a.node-label`)),
+		chromedp.WaitVisible(chromedp.CSS(`#transcript[data-dialog="`+f.callFailed+`"] li.msg[data-index="4"]`)))
+	if s := textOf(t, ctx, "#transcript"); !strings.Contains(s, "server: mock: internal server error") || !strings.Contains(s, "parsed output") || !strings.Contains(s, "cached 16") {
+		t.Errorf("the retried attempt's transcript:\n%s", s)
+	}
+	// The guest agent's turn.
+	goHash(t, ctx, "#/run/"+f.retries+"/dialog/"+f.guest)
+	do(t, ctx, "opening the notes fork",
+		chromedp.WaitVisible(chromedp.CSS(`#transcript[data-dialog="`+f.guest+`"] li.msg[data-index="3"]`)))
+	if s := textOf(t, ctx, `li.msg[data-index="3"]`); !strings.Contains(s, "agent critic") || !strings.Contains(s, "Correct, and well formatted.") {
+		t.Errorf("the guest's message: %q", s)
+	}
+
+	// The image run: the image is an image, the tool round is shown.
+	goHash(t, ctx, "#/run/"+f.images+"/dialog/"+f.imageDlg)
+	do(t, ctx, "opening the image run",
+		chromedp.WaitVisible(chromedp.CSS(`#transcript li.msg[data-index="4"]`)))
+	waitFor(t, ctx, "the image to decode", `(() => { const i = document.querySelector('#messages img.msg-image'); return i && i.complete && i.naturalWidth === 1; })()`)
+	if s := textOf(t, ctx, "#transcript"); !strings.Contains(s, `→ area({"w":3,"h":4})`) || !strings.Contains(s, "← 12") || !strings.Contains(s, "result of call_a") {
+		t.Errorf("the tool round:\n%s", s)
+	}
+	if s := textOf(t, ctx, "#run-head"); !strings.Contains(s, "the judge was not reached") {
+		t.Errorf("the failed run's head:\n%s", s)
+	}
+	shot, err = chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	savePNG(t, "image-run.png", shot)
+
+	// A run that cannot be read shows its error, and the page survives.
+	dir := filepath.Join(f.root, "newer")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, logs.EventsFile), []byte(`{"seq":1,"ts":"2030-01-01T00:00:00Z","kind":"run_start","run_start":{"format":"lllm-go/run-log","version":"2.0","run_id":"newer"}}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	goHash(t, ctx, "#/run/newer")
+	do(t, ctx, "opening an unreadable run",
+		chromedp.WaitVisible(chromedp.CSS(`#error`)))
+	if s := textOf(t, ctx, "#error"); !strings.Contains(s, "log format version 2.0 is not readable") {
+		t.Errorf("the error shown: %q", s)
+	}
+}
+
+// A run still being written: new messages and forks appear on the page
+// without a reload, and the live mark goes when the run ends.
+func TestBrowserLiveUpdate(t *testing.T) {
+	root := t.TempDir()
+	w, run, err := logs.Create(root, logs.RunStart{Tactic: "chat"}, logs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	d := must(dialog.New("coder", dialog.WithAlias("main"), dialog.WithSink(w)))
+	must(d.PutText("the first message"))
+
+	ctx := newBrowser(t)
+	srv := httptest.NewServer(New(root, Options{}))
+	defer srv.Close()
+	do(t, ctx, "opening the running run",
+		chromedp.Navigate(srv.URL+"/#/run/"+run.ID+"/dialog/"+d.ID()),
+		chromedp.WaitVisible(chromedp.CSS(`li.msg[data-index="0"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#live`)))
+
+	// Half a record first, as a reader sees a write in progress.
+	rec := fmt.Sprintf(`{"seq":3,"ts":"2026-01-01T00:00:00Z","kind":"message","dialog":%q,"index":1,"message":{"role":"assistant","name":"coder","content":"a reply written live"}}`+"\n", d.ID())
+	appendLine(t, root, run.ID, rec[:50])
+	time.Sleep(1500 * time.Millisecond) // a poll or two
+	if n := evalInt(t, ctx, `document.querySelectorAll('#messages li.msg').length`); n != 1 {
+		t.Fatalf("%d messages shown with a torn last line, want 1", n)
+	}
+	appendLine(t, root, run.ID, rec[50:])
+	waitFor(t, ctx, "the live reply", `(document.querySelector('#messages').innerText || '').includes('a reply written live')`)
+
+	// The Writer's own view of the file is now behind (we wrote a record
+	// by hand), so continue with a fresh log line by line through it: a
+	// fork appears in the tree.
+	child := fmt.Sprintf(`{"seq":4,"ts":"2026-01-01T00:00:01Z","kind":"fork","dialog":"c0ffee0000000001","fork":{"id":"c0ffee0000000001","owner":"coder","alias":"main#1","parent_id":%q,"split_point":2,"last_n":0,"first_k":0,"parent_len":2,"depth":1}}`+"\n", d.ID())
+	appendLine(t, root, run.ID, child)
+	waitFor(t, ctx, "the new fork in the tree", `!!document.querySelector('#tree li[data-id="c0ffee0000000001"]') || (document.querySelector('#tree li[data-id="`+d.ID()+`"] button.toggle') || {}).textContent === '▸'`)
+	do(t, ctx, "expanding the root", chromedp.Click(chromedp.CSS(`#tree li[data-id="`+d.ID()+`"] > .node-row > button.toggle`)),
+		chromedp.WaitVisible(chromedp.CSS(`#tree li[data-id="c0ffee0000000001"]`)))
+	if s := textOf(t, ctx, `#tree li[data-id="c0ffee0000000001"] > .node-row`); !strings.Contains(s, "pending") {
+		t.Errorf("a working copy of a running run: %q", s)
+	}
+	appendLine(t, root, run.ID, `{"seq":5,"ts":"2026-01-01T00:00:02Z","kind":"run_end","run_end":{"status":"ok","totals":{"model_calls":0,"tool_calls":0,"dialogs":2,"messages":2,"cost":{},"duration_ms":1}}}`+"\n")
+	waitFor(t, ctx, "the live mark to go", `document.querySelector('#live').hidden && document.querySelector('#run-head .status').textContent === 'ok'`)
+	if s := textOf(t, ctx, `#tree li[data-id="c0ffee0000000001"] > .node-row`); !strings.Contains(s, "✗ failed") {
+		t.Errorf("an unused working copy of an ended run: %q", s)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	savePNG(t, "live.png", shot)
+}
+
+// pageText is what the page shows, for failure messages.
+func pageText(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + "\n" + document.body.innerText`))
+	if err != nil {
+		return fmt.Sprintf("(unavailable: %v)", err)
+	}
+	return s
+}
+
+// goHash moves the page to another view by its URL fragment, as a link
+// or the address bar would (Navigate waits for a page load that a
+// fragment change never makes).
+func goHash(t *testing.T, ctx context.Context, hash string) {
+	t.Helper()
+	evalBool(t, ctx, fmt.Sprintf(`(location.hash = %q, true)`, hash))
+}
+
+func evalString(t *testing.T, ctx context.Context, expr string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	return s
+}
+
+func evalBool(t *testing.T, ctx context.Context, expr string) bool {
+	t.Helper()
+	b, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	return b
+}
+
+func evalInt(t *testing.T, ctx context.Context, expr string) int {
+	t.Helper()
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](expr))
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	return n
+}
+
+// savePNG checks that data is a non-empty PNG and saves it under t's
+// temporary directory.
+func savePNG(t *testing.T, name string, data []byte) {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("screenshot %s is not a PNG: %v", name, err)
+	}
+	if b := img.Bounds(); b.Dx() < 100 || b.Dy() < 100 {
+		t.Fatalf("screenshot %s is %v", name, b)
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil || st.Size() == 0 {
+		t.Fatalf("screenshot %s: %v", path, err)
+	}
+	t.Logf("screenshot: %s (%d bytes)", path, st.Size())
+	if dir := os.Getenv("LLLM_SCREENSHOT_DIR"); dir != "" {
+		// To look at them after the test: the test's own directory goes.
+		_ = os.WriteFile(filepath.Join(dir, name), data, 0o644)
+	}
+}

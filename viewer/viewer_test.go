@@ -1,0 +1,563 @@
+package viewer
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/logs"
+)
+
+// get serves one request and decodes its JSON body into out (if not nil).
+func get(t *testing.T, h http.Handler, path string, wantStatus int, out any) string {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	req.Host = "127.0.0.1:7777"
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	body := rec.Body.String()
+	if rec.Code != wantStatus {
+		t.Fatalf("GET %s: status %d, want %d: %s", path, rec.Code, wantStatus, body)
+	}
+	if ct := rec.Header().Get("Content-Type"); strings.HasPrefix(path, "/api/") && !strings.HasPrefix(ct, "application/json") {
+		t.Fatalf("GET %s: Content-Type %q", path, ct)
+	}
+	if out != nil {
+		if err := json.Unmarshal(rec.Body.Bytes(), out); err != nil {
+			t.Fatalf("GET %s: %v in %s", path, err, body)
+		}
+	}
+	return body
+}
+
+type errBody struct {
+	Error string `json:"error"`
+}
+
+func TestRunsList(t *testing.T) {
+	f := newFixture(t)
+	h := New(f.root, Options{})
+	var got struct {
+		Root string    `json:"root"`
+		Runs []runJSON `json:"runs"`
+	}
+	get(t, h, "/api/runs", 200, &got)
+	if got.Root != f.root || len(got.Runs) != 3 {
+		t.Fatalf("runs = %+v", got)
+	}
+	byID := map[string]runJSON{}
+	for _, r := range got.Runs {
+		byID[r.ID] = r
+	}
+	if r := byID[f.bestOfN]; r.Tactic != "best_of_n" || r.Status != "ok" || r.Totals == nil || r.Totals.Dialogs != 9 {
+		t.Fatalf("best_of_n run = %+v", r)
+	}
+	if r := byID[f.images]; r.Status != "failed" || r.Failure != "the judge was not reached" {
+		t.Fatalf("images run = %+v", r)
+	}
+}
+
+func TestPageAndAssets(t *testing.T) {
+	h := New(t.TempDir(), Options{})
+	page := get(t, h, "/", 200, nil)
+	if !strings.Contains(page, `<script src="assets/app.js">`) {
+		t.Fatalf("index page: %s", page)
+	}
+	for _, a := range []string{"/assets/app.js", "/assets/app.css"} {
+		if body := get(t, h, a, 200, nil); len(body) < 1000 {
+			t.Fatalf("%s is %d bytes", a, len(body))
+		}
+	}
+	get(t, h, "/assets/nope.js", 404, nil)
+	var runs struct{ Runs []runJSON }
+	get(t, h, "/api/runs", 200, &runs)
+	if runs.Runs == nil || len(runs.Runs) != 0 {
+		t.Fatalf("an empty root lists %+v, want []", runs.Runs)
+	}
+}
+
+// Every dialog of every run, paged through the API, has exactly the
+// messages logs.Rebuild gives it.
+func TestMessagesMatchRebuild(t *testing.T) {
+	f := newFixture(t)
+	h := New(f.root, Options{})
+	for _, id := range []string{f.bestOfN, f.retries, f.images} {
+		run, err := logs.Open(f.root, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		forest, _, err := run.Forest(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, did := range forest.IDs() {
+			d := forest.Dialog(did)
+			var got []json.RawMessage
+			for off := 0; ; {
+				var p messagePage
+				get(t, h, fmt.Sprintf("/api/runs/%s/dialogs/%s/messages?offset=%d&limit=2", id, did, off), 200, &p)
+				if p.Total != d.Len() {
+					t.Fatalf("%s: total %d, want %d", did, p.Total, d.Len())
+				}
+				for _, m := range p.Messages {
+					if m.Error != "" || m.Index != len(got) {
+						t.Fatalf("%s: message %+v at %d", did, m, len(got))
+					}
+					got = append(got, m.Message)
+				}
+				if p.Next >= p.Total {
+					break
+				}
+				if p.Next <= off {
+					t.Fatalf("%s: page at %d did not advance", did, off)
+				}
+				off = p.Next
+			}
+			want := d.Messages()
+			if len(got) != len(want) {
+				t.Fatalf("run %s dialog %s: %d messages, want %d", id, did, len(got), len(want))
+			}
+			for i := range want {
+				var m dialog.Message
+				if err := json.Unmarshal(got[i], &m); err != nil {
+					t.Fatal(err)
+				}
+				a, _ := json.Marshal(&m)
+				b, _ := json.Marshal(want[i])
+				if !bytes.Equal(a, b) {
+					t.Fatalf("run %s dialog %s message %d:\n got %s\nwant %s", id, did, i, a, b)
+				}
+			}
+		}
+	}
+}
+
+func TestTreeAndForks(t *testing.T) {
+	f := newFixture(t)
+	h := New(f.root, Options{})
+	var roots treePage
+	get(t, h, "/api/runs/"+f.bestOfN+"/tree", 200, &roots)
+	if roots.Total != 2 || len(roots.Nodes) != 2 || roots.Nodes[0].Owner != "solver" || roots.Nodes[1].Owner != "judge" {
+		t.Fatalf("roots = %+v", roots)
+	}
+	var kids treePage
+	get(t, h, "/api/runs/"+f.bestOfN+"/tree?parent="+roots.Nodes[0].ID, 200, &kids)
+	if kids.Total != 3 || kids.Nodes[1].Alias != "try2" || kids.Nodes[1].ID != f.try2 || kids.Nodes[1].SplitPoint != 2 || kids.Nodes[1].Children != 1 {
+		t.Fatalf("solver's forks = %+v", kids)
+	}
+	// Paging the children.
+	var page2 treePage
+	get(t, h, "/api/runs/"+f.bestOfN+"/tree?parent="+roots.Nodes[0].ID+"&offset=1&limit=1", 200, &page2)
+	if page2.Total != 3 || len(page2.Nodes) != 1 || page2.Nodes[0].ID != f.try2 {
+		t.Fatalf("second page = %+v", page2)
+	}
+	var msgs messagePage
+	get(t, h, "/api/runs/"+f.bestOfN+"/dialogs/"+f.try2+"/messages", 200, &msgs)
+	if msgs.Total != 3 || !msgs.Messages[0].Inherited || msgs.Messages[2].Inherited ||
+		!strings.Contains(string(msgs.Messages[2].Message), "13: it has no divisor") {
+		t.Fatalf("try2 messages = %+v", msgs)
+	}
+	var info dialogInfo
+	get(t, h, "/api/runs/"+f.bestOfN+"/dialogs/"+f.try2, 200, &info)
+	if len(info.Ancestors) != 1 || info.Ancestors[0].ID != roots.Nodes[0].ID || info.RunStatus != "ok" {
+		t.Fatalf("try2 info = %+v", info)
+	}
+	// The working copy under try2 reached it.
+	var wc treePage
+	get(t, h, "/api/runs/"+f.bestOfN+"/tree?parent="+f.try2, 200, &wc)
+	if len(wc.Nodes) != 1 || wc.Nodes[0].Alias != "try2#1" || wc.Nodes[0].Outcome != "ok" || wc.Nodes[0].Failed || wc.Nodes[0].ModelCalls != 1 {
+		t.Fatalf("try2's working copy = %+v", wc)
+	}
+}
+
+func TestFailedAttemptsMarked(t *testing.T) {
+	f := newFixture(t)
+	h := New(f.root, Options{})
+	var d1, d2, guest dialogInfo
+	get(t, h, "/api/runs/"+f.retries+"/dialogs/"+f.parseFailed, 200, &d1)
+	if d1.Node.Outcome != "retried" || !d1.Node.Failed || d1.Node.Errors != 0 {
+		t.Fatalf("the unparsable attempt: %+v", d1.Node)
+	}
+	get(t, h, "/api/runs/"+f.retries+"/dialogs/"+f.callFailed, 200, &d2)
+	if d2.Node.Outcome != "ok" || d2.Node.Failed || d2.Node.Errors != 1 || d2.Node.ModelCalls != 2 ||
+		!strings.Contains(d2.Node.LastError, "server: mock: internal server error") || len(d2.Ancestors) != 2 {
+		t.Fatalf("the retried attempt: %+v", d2)
+	}
+	// A last_n/first_k fork: the parent's first message and last one, then
+	// its own, with the guest agent named.
+	get(t, h, "/api/runs/"+f.retries+"/dialogs/"+f.guest, 200, &guest)
+	if n := guest.Node; n.LastN != 1 || n.FirstK != 1 || n.SplitPoint != 2 || n.Messages != 4 || n.Outcome != "" {
+		t.Fatalf("notes fork: %+v", n)
+	}
+	var msgs messagePage
+	get(t, h, "/api/runs/"+f.retries+"/dialogs/"+f.guest+"/messages", 200, &msgs)
+	var texts []string
+	for _, m := range msgs.Messages {
+		var dm dialog.Message
+		_ = json.Unmarshal(m.Message, &dm)
+		texts = append(texts, string(dm.Role)+":"+dm.Agent+":"+dm.Content)
+	}
+	want := []string{"system::You answer in <answer></answer> tags.", "assistant::<answer>4</answer>", "user::Critic, what do you think?", "assistant:critic:Correct, and well formatted."}
+	if strings.Join(texts, "|") != strings.Join(want, "|") {
+		t.Fatalf("notes transcript = %q", texts)
+	}
+}
+
+func TestImageMessage(t *testing.T) {
+	f := newFixture(t)
+	h := New(f.root, Options{})
+	var msgs messagePage
+	get(t, h, "/api/runs/"+f.images+"/dialogs/"+f.imageDlg+"/messages", 200, &msgs)
+	var m dialog.Message
+	if err := json.Unmarshal(msgs.Messages[0].Message, &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Parts) == 0 {
+		t.Fatalf("first message has no parts: %s", msgs.Messages[0].Message)
+	}
+	var img *dialog.Image
+	for _, p := range m.Parts {
+		if p.Image != nil {
+			img = p.Image
+		}
+	}
+	if img == nil || img.MIME != "image/png" || !bytes.Equal(img.Data, onePixelPNG) {
+		t.Fatalf("image part = %+v", m.Parts)
+	}
+	if !strings.Contains(string(msgs.Messages[0].Message), base64.StdEncoding.EncodeToString(onePixelPNG)) {
+		t.Fatal("the image is not base64 in the JSON")
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	f := newFixture(t)
+	secret := filepath.Join(filepath.Dir(f.root), "secret")
+	if err := os.MkdirAll(secret, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(secret, logs.EventsFile), []byte("top secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := New(f.root, Options{})
+	var e errBody
+	for _, tc := range []struct {
+		path   string
+		status int
+		want   string
+	}{
+		{"/api/runs/nope", 404, `no run "nope"`},
+		{"/api/runs/..%2Fsecret", 400, "invalid run id"},
+		{"/api/runs/..%2Fsecret/dialogs/x/messages", 400, "invalid run id"},
+		{"/api/runs/%2Fetc%2Fpasswd", 400, "invalid run id"},
+		{"/api/runs/.hidden", 400, "invalid run id"},
+		{"/api/runs/" + f.bestOfN + "/dialogs/nope", 404, `no dialog "nope"`},
+		{"/api/runs/" + f.bestOfN + "/tree?parent=nope", 404, `no dialog "nope"`},
+		{"/api/runs/" + f.bestOfN + "/tree?offset=-1", 400, "offset"},
+		{"/api/runs/" + f.bestOfN + "/dialogs/" + f.try2 + "/messages?limit=x", 400, "limit"},
+		{"/api/nothing", 404, "no API route"},
+	} {
+		e = errBody{}
+		get(t, h, tc.path, tc.status, &e)
+		if !strings.Contains(e.Error, tc.want) {
+			t.Errorf("GET %s: error %q, want it to contain %q", tc.path, e.Error, tc.want)
+		}
+	}
+
+	// A symbolic link out of the root is not followed.
+	if err := os.Symlink(secret, filepath.Join(f.root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	get(t, h, "/api/runs/link", 404, &e)
+	get(t, h, "/api/runs/link/tree", 404, &e)
+
+	// A path with ".." is cleaned by the mux and never reaches outside.
+	req := httptest.NewRequest(http.MethodGet, "/api/runs/../../secret", nil)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if strings.Contains(rec.Body.String(), "top secret") || rec.Code == 200 {
+		t.Fatalf("traversal: %d %s", rec.Code, rec.Body.String())
+	}
+
+	// Read-only, loopback only.
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "http://127.0.0.1/api/runs", strings.NewReader("{}")))
+	if rec.Code != http.StatusMethodNotAllowed || !strings.Contains(rec.Body.String(), "read-only") {
+		t.Fatalf("POST: %d %s", rec.Code, rec.Body.String())
+	}
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://evil.example/api/runs", nil))
+	if rec.Code != http.StatusForbidden {
+		t.Fatalf("a foreign Host header got %d", rec.Code)
+	}
+
+	// Page sizes are capped by the server.
+	var p messagePage
+	get(t, h, "/api/runs/"+f.bestOfN+"/dialogs/"+f.try2+"/messages?limit=100000&offset=1", 200, &p)
+	if p.Offset != 1 || len(p.Messages) != 2 || p.Next != 3 {
+		t.Fatalf("page = %+v", p)
+	}
+	get(t, h, "/api/runs/"+f.bestOfN+"/dialogs/"+f.try2+"/messages?offset=99", 200, &p)
+	if len(p.Messages) != 0 || p.Total != 3 {
+		t.Fatalf("page past the end = %+v", p)
+	}
+}
+
+func TestBrokenLogs(t *testing.T) {
+	root := t.TempDir()
+	write := func(id, data string) {
+		if err := os.MkdirAll(filepath.Join(root, id), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, id, logs.EventsFile), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("newer", `{"seq":1,"ts":"2030-01-01T00:00:00Z","kind":"run_start","run_start":{"format":"lllm-go/run-log","version":"2.0","run_id":"newer","tactic":"chat"}}`+"\n")
+	write("empty", "")
+	write("notalog", "hello\n")
+	write("corrupt", `{"seq":1,"ts":"2030-01-01T00:00:00Z","kind":"run_start","run_start":{"format":"lllm-go/run-log","version":"1.1","run_id":"corrupt"}}`+"\n"+
+		`{"seq":2,"ts":"2030-01-01T00:00:00Z","kind":"dialog_open","dialog":"d1","dialog_open":{"id":"d1","owner":"a","split_point":0,"depth":0}}`+"\n"+
+		"this is not json\n"+
+		`{"seq":4,"ts":"2030-01-01T00:00:00Z","kind":"message","dialog":"d1","message":{"role":"user","content":"hi"}}`+"\n")
+	h := New(root, Options{})
+
+	var runs struct{ Runs []runJSON }
+	get(t, h, "/api/runs", 200, &runs)
+	status := map[string]runJSON{}
+	for _, r := range runs.Runs {
+		status[r.ID] = r
+	}
+	if r := status["newer"]; r.Status != "unreadable" || !strings.Contains(r.Error, "2.0") {
+		t.Fatalf("newer run in the list: %+v", r)
+	}
+
+	var e errBody
+	get(t, h, "/api/runs/newer", http.StatusUnprocessableEntity, &e)
+	if !strings.Contains(e.Error, "log format version 2.0 is not readable by this lllm, which reads 1.x") {
+		t.Fatalf("newer version error: %q", e.Error)
+	}
+	get(t, h, "/api/runs/newer/tree", http.StatusUnprocessableEntity, &e)
+	get(t, h, "/api/runs/empty", http.StatusUnprocessableEntity, &e)
+	if !strings.Contains(e.Error, "empty log") {
+		t.Fatalf("empty log error: %q", e.Error)
+	}
+	get(t, h, "/api/runs/notalog", http.StatusUnprocessableEntity, &e)
+	if !strings.Contains(e.Error, "not an lllm-go run log") {
+		t.Fatalf("not a log error: %q", e.Error)
+	}
+	// A bad line in the middle is skipped with a warning; the rest shows.
+	var d runDetail
+	get(t, h, "/api/runs/corrupt", 200, &d)
+	if d.Messages != 1 || len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "line 3") {
+		t.Fatalf("corrupt run: %+v", d)
+	}
+}
+
+// A run still being written: the index follows the file as it grows, and
+// a torn last line is left out until it is whole.
+func TestLiveRunAndTornLine(t *testing.T) {
+	root := t.TempDir()
+	w, run, err := logs.Create(root, logs.RunStart{Tactic: "chat"}, logs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	d := must(dialog.New("coder", dialog.WithAlias("main"), dialog.WithSink(w)))
+	must(d.PutText("first"))
+	h := New(root, Options{})
+	base := "/api/runs/" + run.ID
+
+	var rd runDetail
+	get(t, h, base, 200, &rd)
+	if rd.Status != "running" || rd.Messages != 1 || rd.Dialogs != 1 || len(rd.Warnings) != 0 {
+		t.Fatalf("running run: %+v", rd)
+	}
+	v1 := rd.Version
+
+	// Half a record, as a reader sees a write in progress.
+	rec := `{"seq":4,"ts":"2026-01-01T00:00:00Z","kind":"message","dialog":"` + d.ID() + `","index":1,"message":{"role":"user","content":"second"}}` + "\n"
+	appendLine(t, root, run.ID, rec[:40])
+	get(t, h, base, 200, &rd)
+	if rd.Messages != 1 || rd.Version != v1 || len(rd.Warnings) != 1 || !strings.Contains(rd.Warnings[0], "incomplete") {
+		t.Fatalf("with a torn last line: %+v", rd)
+	}
+	var p messagePage
+	get(t, h, base+"/dialogs/"+d.ID()+"/messages", 200, &p)
+	if p.Total != 1 {
+		t.Fatalf("torn line counted: %+v", p)
+	}
+	appendLine(t, root, run.ID, rec[40:])
+	get(t, h, base, 200, &rd)
+	if rd.Messages != 2 || rd.Version <= v1 || len(rd.Warnings) != 0 {
+		t.Fatalf("after the line was finished: %+v", rd)
+	}
+	get(t, h, base+"/dialogs/"+d.ID()+"/messages?offset=1", 200, &p)
+	if p.Total != 2 || len(p.Messages) != 1 || !strings.Contains(string(p.Messages[0].Message), "second") {
+		t.Fatalf("the finished line: %+v", p)
+	}
+	if err := w.Finish(logs.RunEnd{Status: logs.StatusOK}); err != nil {
+		t.Fatal(err)
+	}
+	get(t, h, base, 200, &rd)
+	if rd.Status != "ok" || rd.Totals == nil {
+		t.Fatalf("after run_end: %+v", rd)
+	}
+
+	// A file replaced by a shorter one is indexed again from scratch.
+	path := filepath.Join(root, run.ID, logs.EventsFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := bytes.Cut(data, []byte("\n"))
+	if err := os.WriteFile(path+".new", append(first, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+	get(t, h, base, 200, &rd)
+	if rd.Status != "running" || rd.Messages != 0 || rd.Dialogs != 0 {
+		t.Fatalf("after the file was replaced: %+v", rd)
+	}
+}
+
+// scanHead agrees with encoding/json on every record it reads.
+func TestScanHeadMatchesJSON(t *testing.T) {
+	f := newFixture(t)
+	for _, id := range []string{f.bestOfN, f.retries, f.images} {
+		data, err := os.ReadFile(filepath.Join(f.root, id, logs.EventsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+			checkHead(t, line)
+		}
+	}
+	for _, line := range []string{
+		`{"kind":"message","dialog":"x","index":3,"message":{}}`,
+		`{ "seq" : 1 , "kind" : "message" , "dialog" : "a\"b", "message":{}}`,
+		`{"message":{},"kind":"message","dialog":"x"}`,
+		`{"seq":1,"extra":[1,2],"kind":"fork","fork":{"id":"q"}}`,
+	} {
+		checkHead(t, []byte(line))
+	}
+}
+
+func checkHead(t *testing.T, line []byte) {
+	t.Helper()
+	h, err := scanHead(line)
+	if err != nil {
+		h, _, err = slowHead(line)
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+	}
+	var rec struct {
+		Kind   string `json:"kind"`
+		Dialog string `json:"dialog"`
+		Index  int    `json:"index"`
+	}
+	if err := json.Unmarshal(line, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if string(h.kind) != rec.Kind || string(h.dialog) != rec.Dialog || h.index != rec.Index {
+		t.Fatalf("%s: head %q %q %d, want %+v", line, h.kind, h.dialog, h.index, rec)
+	}
+	if h.payload >= 0 {
+		var payload json.RawMessage
+		if err := json.NewDecoder(bytes.NewReader(line[h.payload:])).Decode(&payload); err != nil {
+			t.Fatalf("%s: payload at %d: %v", line, h.payload, err)
+		}
+	}
+}
+
+func FuzzScanHead(f *testing.F) {
+	f.Add([]byte(`{"seq":1,"ts":"2026-01-01T00:00:00Z","kind":"message","dialog":"d","index":2,"message":{"role":"user"}}`))
+	f.Add([]byte(`{"kind":"fork","fork":{"id":"x","parent_id":"y"}}`))
+	f.Add([]byte(`{"seq":1,"index":-0,"kind":"x","x":1}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		h, err := scanHead(line)
+		if err != nil || !json.Valid(line) {
+			return
+		}
+		// What scanHead read is the record up to its payload: compare it
+		// with encoding/json's reading of that prefix.
+		prefix := line
+		if h.payload >= 0 {
+			prefix = append(append([]byte{}, line[:h.payload]...), "null}"...)
+		}
+		var rec struct {
+			Kind   *string `json:"kind"`
+			Dialog *string `json:"dialog"`
+			Index  *int    `json:"index"`
+		}
+		if err := json.Unmarshal(prefix, &rec); err != nil {
+			if h.payload >= 0 {
+				t.Fatalf("%s: the prefix scanHead read is not JSON: %v", line, err)
+			}
+			return // e.g. a value of the wrong type after the fields read
+		}
+		str := func(p *string) string {
+			if p == nil {
+				return ""
+			}
+			return *p
+		}
+		idx := 0
+		if rec.Index != nil {
+			idx = *rec.Index
+		}
+		if str(rec.Kind) != string(h.kind) || str(rec.Dialog) != string(h.dialog) || idx != h.index {
+			t.Fatalf("%s: head %q %q %d; json %q %q %d", line, h.kind, h.dialog, h.index, str(rec.Kind), str(rec.Dialog), idx)
+		}
+	})
+}
+
+// Records longer than the index's read buffer, and pages capped by bytes.
+func TestLongRecords(t *testing.T) {
+	root := t.TempDir()
+	w, run, err := logs.Create(root, logs.RunStart{Tactic: "chat"}, logs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := must(dialog.New("coder", dialog.WithSink(w)))
+	big := strings.Repeat("x", 5<<20) // each record beyond the 4 MB read buffer
+	for i := range 3 {
+		must(d.PutText(fmt.Sprintf("%d%s", i, big)))
+	}
+	must(d.PutText("short"))
+	if err := w.Finish(logs.RunEnd{Status: logs.StatusOK}); err != nil {
+		t.Fatal(err)
+	}
+	h := New(root, Options{})
+	var p messagePage
+	get(t, h, "/api/runs/"+run.ID+"/dialogs/"+d.ID()+"/messages", 200, &p)
+	// 8 MB a page: the first 5 MB record, not the second.
+	if p.Total != 4 || len(p.Messages) != 1 || p.Next != 1 || !strings.HasPrefix(contentOf(t, p.Messages[0].Message), "0xxx") {
+		t.Fatalf("first page: total %d, %d messages, next %d", p.Total, len(p.Messages), p.Next)
+	}
+	get(t, h, "/api/runs/"+run.ID+"/dialogs/"+d.ID()+"/messages?offset=2", 200, &p)
+	// 5 MB and a short one fit.
+	if len(p.Messages) != 2 || p.Next != 4 || !strings.HasPrefix(contentOf(t, p.Messages[0].Message), "2xxx") ||
+		contentOf(t, p.Messages[1].Message) != "short" {
+		t.Fatalf("third page: %d messages, next %d", len(p.Messages), p.Next)
+	}
+}
+
+func contentOf(t *testing.T, raw json.RawMessage) string {
+	t.Helper()
+	var m dialog.Message
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m.Content
+}
