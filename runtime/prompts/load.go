@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -78,12 +79,6 @@ func (e *FileError) Unwrap() error { return e.Err }
 // at once (joined with errors.Join, mostly [*FileError]s) and then returns
 // a nil registry.
 func LoadDir(dir string, opts ...Option) (*Registry, error) {
-	var o options
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("prompts: %w", err)
@@ -91,10 +86,29 @@ func LoadDir(dir string, opts ...Option) (*Registry, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("prompts: %s is not a directory", dir)
 	}
+	return load(os.DirFS(dir), dir, opts)
+}
+
+// LoadFS is LoadDir for a file system, such as an embed.FS of prompt files
+// shipped with a Go package (see RegisterPackage). Errors name files by
+// their path in fsys.
+func LoadFS(fsys fs.FS, opts ...Option) (*Registry, error) {
+	return load(fsys, "", opts)
+}
+
+// load registers the prompt files of fsys; dir, if not empty, is where
+// fsys lives on disk, for file names in errors.
+func load(fsys fs.FS, dir string, opts []Option) (*Registry, error) {
+	var o options
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
 	r := &Registry{}
 	from := map[string]string{} // prompt path -> file that defined it
 	var errs []error
-	walkErr := filepath.WalkDir(dir, func(file string, d fs.DirEntry, err error) error {
+	walkErr := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("prompts: %w", err))
 			if d != nil && d.IsDir() {
@@ -102,41 +116,40 @@ func LoadDir(dir string, opts ...Option) (*Registry, error) {
 			}
 			return nil
 		}
-		if file != dir && strings.HasPrefix(d.Name(), ".") {
+		if name != "." && strings.HasPrefix(d.Name(), ".") {
 			if d.IsDir() {
 				return fs.SkipDir
 			}
 			return nil
 		}
-		ext := filepath.Ext(file)
+		ext := path.Ext(name)
 		if d.IsDir() || !slices.Contains(Extensions, ext) {
 			return nil
 		}
-		rel, err := filepath.Rel(dir, file)
+		file := name
+		if dir != "" {
+			file = filepath.Join(dir, filepath.FromSlash(name))
+		}
+		data, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("prompts: %w", err))
 			return nil
 		}
-		path := filepath.ToSlash(strings.TrimSuffix(rel, ext))
-		data, err := os.ReadFile(file)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("prompts: %w", err))
-			return nil
-		}
-		p, err := parseFile(file, path, data, &o)
+		key := strings.TrimSuffix(name, ext)
+		p, err := parseFile(file, key, data, &o)
 		if err != nil {
 			errs = append(errs, err)
 			return nil
 		}
-		if prev, dup := from[path]; dup {
-			errs = append(errs, &FileError{File: file, Msg: fmt.Sprintf("prompt %q is already defined by %s", path, prev)})
+		if prev, dup := from[key]; dup {
+			errs = append(errs, &FileError{File: file, Msg: fmt.Sprintf("prompt %q is already defined by %s", key, prev)})
 			return nil
 		}
 		if err := r.Add(p); err != nil {
 			errs = append(errs, &FileError{File: file, Msg: err.Error()})
 			return nil
 		}
-		from[path] = file
+		from[key] = file
 		return nil
 	})
 	if walkErr != nil {

@@ -22,6 +22,10 @@
 // with leading blank lines and trailing white space removed. Unknown
 // front-matter keys, bad values and template syntax errors are reported
 // with the file and line; LoadDir reports the problems of every file at once.
+//
+// A Go package can ship prompt files too: it embeds them and registers the
+// folder under a package name with RegisterPackage, and configs name its
+// prompts "name:path" (Lookup).
 package prompts
 
 import (
