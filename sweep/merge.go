@@ -21,16 +21,16 @@ func Merge(dir string, srcs ...string) (*Report, []string, error) {
 	if err := os.MkdirAll(filepath.Join(dir, RunsDir), 0o755); err != nil {
 		return nil, nil, err
 	}
+	// Which record stands for each sample, over every directory; the
+	// records themselves are streamed, never all in memory.
 	all := newRecords()
 	var warnings []string
-	for _, d := range append([]string{dir}, srcs...) {
-		recs, w, err := LoadRecords(d)
+	dirs := append([]string{dir}, srcs...)
+	for _, d := range dirs {
+		w, err := all.load(d)
 		warnings = append(warnings, w...)
 		if err != nil {
 			return nil, warnings, err
-		}
-		for _, r := range recs.All() {
-			all.add(r)
 		}
 		if d == dir {
 			continue
@@ -38,12 +38,23 @@ func Merge(dir string, srcs ...string) (*Report, []string, error) {
 		if err := mergeManifest(dir, d); err != nil {
 			return nil, warnings, err
 		}
-		for _, r := range recs.All() {
-			if r.RunDir == "" {
-				continue
+		files, err := samplesFiles(d)
+		if err != nil {
+			return nil, warnings, err
+		}
+		for _, f := range files {
+			var cerr error
+			if _, err := readRecords(f, func(r *Record) {
+				if cerr == nil && r.RunDir != "" {
+					if err := copyDir(filepath.Join(d, r.RunDir), filepath.Join(dir, r.RunDir)); err != nil {
+						cerr = fmt.Errorf("copying the run log of sample %s: %w", r.Row, err)
+					}
+				}
+			}); err != nil {
+				return nil, warnings, err
 			}
-			if err := copyDir(filepath.Join(d, r.RunDir), filepath.Join(dir, r.RunDir)); err != nil {
-				return nil, warnings, fmt.Errorf("copying the run log of sample %s: %w", r.Row, err)
+			if cerr != nil {
+				return nil, warnings, cerr
 			}
 		}
 	}
@@ -63,26 +74,34 @@ func Merge(dir string, srcs ...string) (*Report, []string, error) {
 		return nil, warnings, err
 	}
 	defer st.close()
-	for _, r := range all.All() {
-		if old, ok := main.Get(r.Cell, r.Row, r.Repeat); ok && !better(r, old) {
-			continue
+	// Append each standing record samples.jsonl lacks. None of its own
+	// records is among them, and it sorts first among dir's files, so it
+	// is read whole before anything is appended to it.
+	err = all.each(dirs, func(r *Record, _ int32) error {
+		if old, ok := main.get(r.Cell, r.Row, r.Repeat); ok && !better(entryOf(r), old) {
+			return nil
 		}
-		if err := st.appendRaw(r.raw); err != nil {
-			return nil, warnings, err
-		}
+		return st.appendRaw(r.raw)
+	})
+	if err == nil {
+		err = st.f.Sync()
+	}
+	if err != nil {
+		return nil, warnings, fmt.Errorf("merging into %s: %w", path, err)
 	}
 	rep, w, err := LoadReport(dir)
 	return rep, append(warnings, w...), err
 }
 
-// appendRaw appends one encoded record.
+// appendRaw appends one encoded record, in one write, without an fsync:
+// Merge syncs once at the end.
 func (s *store) appendRaw(b []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, err := s.f.Write(append(append([]byte(nil), b...), '\n')); err != nil {
 		return fmt.Errorf("merging a sample: %w", err)
 	}
-	return s.f.Sync()
+	return nil
 }
 
 // mergeManifest adds the cells of src's manifest that dir's lacks.

@@ -2,9 +2,11 @@ package sweep
 
 import (
 	"bytes"
+	"container/heap"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math"
 	"sort"
@@ -69,8 +71,9 @@ type ScoreStat struct {
 	StdErr float64 `json:"stderr"`
 }
 
-// Report aggregates what the sweep's directory holds for its cells.
-func (s *Sweep) Report() *Report {
+// Report aggregates what the sweep's directory holds for its cells,
+// streaming its samples files; an error is one reading them.
+func (s *Sweep) Report() (*Report, error) {
 	m := &Manifest{Name: s.Spec.name(), Rows: len(s.Rows), Repeats: s.Spec.repeats(), PassK: s.Spec.passK()}
 	for _, a := range append(append([]Axis{}, s.Spec.Axes...), s.Spec.Zip...) {
 		m.Axes = append(m.Axes, a.Path)
@@ -95,36 +98,53 @@ func LoadReport(dir string) (*Report, []string, error) {
 	if err != nil {
 		return nil, warnings, err
 	}
-	return buildReport(dir, m, recs, true), warnings, nil
+	rep, err := buildReport(dir, m, recs, true)
+	return rep, warnings, err
 }
 
-// buildReport makes the report of the cells of m from recs; with extra,
-// cells that have records but are not in m are added after them.
-func buildReport(dir string, m *Manifest, recs *Records, extra bool) *Report {
+// buildReport makes the report of the cells of m from the records recs
+// says stand, streaming the samples files of dir past them; with extra,
+// cells that have records but are not in m are added after them. What it
+// keeps per cell is bounded (see cellAgg): the memory a report takes does
+// not grow with the number of samples.
+func buildReport(dir string, m *Manifest, recs *Records, extra bool) (*Report, error) {
 	rep := &Report{Name: m.Name, Dir: dir, Axes: m.Axes, Scorers: m.Scorers, PassK: m.PassK}
-	byCell := map[string][]*Record{}
-	for _, r := range recs.All() {
-		byCell[r.Cell] = append(byCell[r.Cell], r)
-	}
-	cells := append([]ManifestCell(nil), m.Cells...)
+	aggs := map[string]*cellAgg{}
 	inManifest := map[string]bool{}
-	for _, c := range cells {
+	for _, c := range m.Cells {
 		inManifest[c.Hash] = true
 	}
-	if extra {
-		var more []string
-		for h := range byCell {
-			if !inManifest[h] {
-				more = append(more, h)
+	var more []string
+	err := recs.each([]string{dir}, func(r *Record, row int32) error {
+		a := aggs[r.Cell]
+		if a == nil {
+			if !inManifest[r.Cell] && !extra {
+				return nil
+			}
+			a = newCellAgg(len(m.Scorers))
+			aggs[r.Cell] = a
+			if !inManifest[r.Cell] {
+				a.settings = r.Settings
+				more = append(more, r.Cell)
 			}
 		}
-		sort.Strings(more)
-		for _, h := range more {
-			cells = append(cells, ManifestCell{Hash: h, Settings: byCell[h][0].Settings})
-		}
+		a.add(r, row, m.Scorers)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the samples of %s: %w", dir, err)
+	}
+	sort.Strings(more)
+	cells := append([]ManifestCell(nil), m.Cells...)
+	for _, h := range more {
+		cells = append(cells, ManifestCell{Hash: h, Settings: aggs[h].settings})
 	}
 	for _, c := range cells {
-		cr := aggregate(c, byCell[c.Hash], m.Scorers, m.PassK)
+		a := aggs[c.Hash]
+		if a == nil {
+			a = newCellAgg(len(m.Scorers))
+		}
+		cr := a.report(c, m.Scorers, m.PassK)
 		if inManifest[c.Hash] {
 			cr.Expected = m.Rows * max(m.Repeats, 1)
 		}
@@ -132,59 +152,158 @@ func buildReport(dir string, m *Manifest, recs *Records, extra bool) *Report {
 		rep.Samples += cr.Expected
 		rep.Done += cr.N
 	}
-	return rep
+	return rep, nil
 }
 
-func aggregate(c ManifestCell, recs []*Record, scorers []string, passK []int) CellReport {
-	cr := CellReport{Hash: c.Hash, settings: c.Settings, Settings: map[string]any{}, N: len(recs), PassAtK: map[string]float64{}}
+// LatencySample is the most sample latencies a cell keeps for its p50 and
+// p95. Up to this many samples the percentiles are exact; beyond, they are
+// those of a uniform sample of this size, chosen by a hash of each
+// sample's key (cell, row, repeat): the same whatever order the records
+// are read in, so that a report, a merge and a single run agree.
+const LatencySample = 2048
+
+// cellAgg aggregates a cell's records in bounded memory: counts and sums,
+// each scorer's sum and sum of squares (compensated, so the order of the
+// records does not change the result in practice), a LatencySample-sized
+// sample of latencies, and for pass@k a count per row (rows are the
+// dataset's, not the samples).
+type cellAgg struct {
+	settings         Point
+	n, errors        int
+	tokensIn, tokOut int
+	cost             ksum
+	sum, sumSq       []ksum
+	lat              latencySample
+	perRow           map[int32]*passCount
+}
+
+type passCount struct{ n, c int }
+
+func newCellAgg(scorers int) *cellAgg {
+	return &cellAgg{sum: make([]ksum, scorers), sumSq: make([]ksum, scorers), perRow: map[int32]*passCount{}}
+}
+
+func (a *cellAgg) add(r *Record, row int32, scorers []string) {
+	a.n++
+	if r.Status != "ok" {
+		a.errors++
+	}
+	a.tokensIn += r.TokensIn
+	a.tokOut += r.TokensOut
+	a.cost.add(r.Cost)
+	a.lat.add(sampleHash(r.Cell, r.Row, r.Repeat), r.LatencyMS)
+	for i, name := range scorers {
+		v := r.Scores[name]
+		a.sum[i].add(v)
+		a.sumSq[i].add(v * v)
+	}
+	if len(scorers) > 0 {
+		pc := a.perRow[row]
+		if pc == nil {
+			pc = &passCount{}
+			a.perRow[row] = pc
+		}
+		pc.n++
+		if r.Scores[scorers[0]] >= 1 {
+			pc.c++
+		}
+	}
+}
+
+func (a *cellAgg) report(c ManifestCell, scorers []string, passK []int) CellReport {
+	cr := CellReport{Hash: c.Hash, settings: c.Settings, Settings: map[string]any{}, N: a.n, Errors: a.errors,
+		TokensIn: a.tokensIn, TokensOut: a.tokOut, Cost: a.cost.value(), PassAtK: map[string]float64{}}
 	for _, s := range c.Settings {
 		cr.Settings[s.Path] = s.Value
 	}
-	var lat []float64
-	scores := make([][]float64, len(scorers))
-	for _, r := range recs {
-		if r.Status != "ok" {
-			cr.Errors++
-		}
-		cr.TokensIn += r.TokensIn
-		cr.TokensOut += r.TokensOut
-		cr.Cost += r.Cost
-		lat = append(lat, r.LatencyMS)
-		for i, name := range scorers {
-			scores[i] = append(scores[i], r.Scores[name])
-		}
-	}
 	for i, name := range scorers {
-		cr.Scores = append(cr.Scores, ScoreStat{Name: name, Mean: Mean(scores[i]), StdErr: StdErr(scores[i])})
+		st := ScoreStat{Name: name}
+		if a.n > 0 {
+			st.Mean = a.sum[i].value() / float64(a.n)
+		}
+		if a.n > 1 {
+			n := float64(a.n)
+			v := (a.sumSq[i].value() - a.sum[i].value()*a.sum[i].value()/n) / (n - 1)
+			st.StdErr = math.Sqrt(max(v, 0)) / math.Sqrt(n)
+		}
+		cr.Scores = append(cr.Scores, st)
 	}
-	cr.P50MS, cr.P95MS = Percentile(lat, 50), Percentile(lat, 95)
-	if len(scorers) > 0 {
-		type nc struct{ n, c int }
-		perRow := map[string]*nc{}
-		for _, r := range recs {
-			x := perRow[r.Row]
-			if x == nil {
-				x = &nc{}
-				perRow[r.Row] = x
-			}
-			x.n++
-			if r.Scores[scorers[0]] >= 1 {
-				x.c++
+	cr.P50MS, cr.P95MS = a.lat.percentile(50), a.lat.percentile(95)
+	for _, k := range passK {
+		var vals []float64
+		for _, x := range a.perRow {
+			if x.n >= k {
+				vals = append(vals, PassAtK(x.n, x.c, k))
 			}
 		}
-		for _, k := range passK {
-			var vals []float64
-			for _, x := range perRow {
-				if x.n >= k {
-					vals = append(vals, PassAtK(x.n, x.c, k))
-				}
-			}
-			if len(vals) > 0 {
-				cr.PassAtK[strconv.Itoa(k)] = Mean(vals)
-			}
+		if len(vals) > 0 {
+			sort.Float64s(vals) // the same sum whatever the order of the rows
+			cr.PassAtK[strconv.Itoa(k)] = Mean(vals)
 		}
 	}
 	return cr
+}
+
+// ksum is a Neumaier (compensated) sum.
+type ksum struct{ s, c float64 }
+
+func (k *ksum) add(x float64) {
+	t := k.s + x
+	if math.Abs(k.s) >= math.Abs(x) {
+		k.c += (k.s - t) + x
+	} else {
+		k.c += (x - t) + k.s
+	}
+	k.s = t
+}
+
+func (k ksum) value() float64 { return k.s + k.c }
+
+// latencySample keeps the LatencySample latencies of smallest hash: a
+// max-heap on the hash.
+type latencySample struct{ h hashHeap }
+
+type hashed struct {
+	hash uint64
+	v    float64
+}
+
+type hashHeap []hashed
+
+func (h hashHeap) Len() int           { return len(h) }
+func (h hashHeap) Less(i, j int) bool { return h[i].hash > h[j].hash }
+func (h hashHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *hashHeap) Push(x any)        { *h = append(*h, x.(hashed)) }
+func (h *hashHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+func (l *latencySample) add(hash uint64, v float64) {
+	switch {
+	case len(l.h) < LatencySample:
+		heap.Push(&l.h, hashed{hash, v})
+	case hash < l.h[0].hash:
+		l.h[0] = hashed{hash, v}
+		heap.Fix(&l.h, 0)
+	}
+}
+
+func (l *latencySample) percentile(p float64) float64 {
+	xs := make([]float64, len(l.h))
+	for i, x := range l.h {
+		xs[i] = x.v
+	}
+	return Percentile(xs, p)
+}
+
+// sampleHash is a hash of a sample's key.
+func sampleHash(cell, row string, repeat int) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(sampleKey(cell, row, repeat)))
+	return h.Sum64()
 }
 
 // Formats are the output formats of Report.Write.

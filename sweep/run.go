@@ -38,10 +38,10 @@ func (s *Sweep) Run(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 	defer cache.Close()
-	// Another process may have added samples since New read them.
-	if recs, warnings, err := LoadRecords(s.Dir); err == nil {
-		s.records, s.warnings = recs, warnings
-	} else {
+	// Another process may have added samples since New read them. The
+	// index New read goes first, so that two are never held at once.
+	s.records = newRecords()
+	if s.warnings, err = s.records.load(s.Dir); err != nil {
 		return nil, err
 	}
 	st, err := openStore(filepath.Join(s.Dir, "samples"+suffix+".jsonl"))
@@ -55,7 +55,8 @@ func (s *Sweep) Run(ctx context.Context) (*Report, error) {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	x := &execution{s: s, policy: orDefault(s.Spec.Cache, "auto"), conc: s.Spec.concurrency(), cancel: cancel}
+	x := &execution{s: s, policy: orDefault(s.Spec.Cache, "auto"), conc: s.Spec.concurrency(), cancel: cancel,
+		runners: map[string]*prepared{}}
 	if s.opts.Concurrency > 0 {
 		x.conc = s.opts.Concurrency
 	}
@@ -68,34 +69,43 @@ func (s *Sweep) Run(ctx context.Context) (*Report, error) {
 	s.mu.Unlock()
 	ctx = context.WithValue(ctx, execKey{}, x)
 
-	_, missing := s.todo()
+	missing := 0
+	s.eachSample(func(_ sample, done bool) bool {
+		if !done {
+			missing++
+		}
+		return true
+	})
 	ropts := tactics.RunOptions{LogDir: filepath.Join(s.Dir, RunsDir), HTTPClient: s.opts.HTTPClient, Models: s.models}
 	start := time.Now()
 	var (
 		pmu      sync.Mutex
-		prog     = Progress{Total: len(missing)}
+		prog     = Progress{Total: missing}
 		fatalErr error
 	)
-	finish := func(rec *Record, err error) {
+	fail := func(err error) {
 		pmu.Lock()
 		defer pmu.Unlock()
+		if fatalErr == nil {
+			fatalErr = err
+			cancel()
+		}
+	}
+	finish := func(rec *Record, err error) {
 		if err != nil {
-			if fatalErr == nil {
-				fatalErr = err
-				cancel()
-			}
+			fail(err)
 			return
 		}
 		if rec == nil {
 			return
 		}
-		if aerr := st.append(rec); aerr != nil {
-			if fatalErr == nil {
-				fatalErr = aerr
-				cancel()
-			}
+		// Outside pmu, so that samples finishing together share an fsync.
+		if err := st.append(rec); err != nil {
+			fail(err)
 			return
 		}
+		pmu.Lock()
+		defer pmu.Unlock()
 		s.records.add(rec)
 		prog.Done++
 		if rec.Status != "ok" {
@@ -113,7 +123,7 @@ func (s *Sweep) Run(ctx context.Context) (*Report, error) {
 
 	work := make(chan sample)
 	var wg sync.WaitGroup
-	for range min(x.conc, max(len(missing), 1)) {
+	for range min(x.conc, max(missing, 1)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -123,24 +133,30 @@ func (s *Sweep) Run(ctx context.Context) (*Report, error) {
 		}()
 	}
 	var budgetErr error
-dispatch:
-	for _, sm := range missing {
+	s.eachSample(func(sm sample, done bool) bool {
+		if done {
+			return true
+		}
 		if budgetErr = x.overBudget(); budgetErr != nil {
-			break
+			return false
 		}
 		select {
 		case work <- sm:
+			return true
 		case <-ctx.Done():
-			break dispatch
+			return false
 		}
-	}
+	})
 	close(work)
 	wg.Wait()
 
 	if fatalErr != nil {
 		return nil, fatalErr
 	}
-	rep := s.Report()
+	rep, err := s.Report()
+	if err != nil {
+		return nil, err
+	}
 	rep.Calls, rep.CacheHits = int(x.calls.Load()), int(x.hits.Load())
 	rep.Ran = prog.Done
 	x.mu.Lock()
@@ -218,7 +234,11 @@ func (x *execution) runSample(ctx context.Context, ropts tactics.RunOptions, sm 
 			sctx, cancel = context.WithTimeout(sctx, spec.Timeout)
 		}
 		begin := time.Now()
-		res, err := tactics.Run(sctx, sm.cell.Config, sm.row.Task, ropts)
+		var res *tactics.Result
+		r, err := x.runner(ctx, sm.cell, ropts)
+		if err == nil {
+			res, err = r.Run(sctx, sm.row.Task)
+		}
 		latency := time.Since(begin)
 		timedOut := errors.Is(sctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 		cancel()
@@ -269,6 +289,28 @@ func (x *execution) runSample(ctx context.Context, ropts tactics.RunOptions, sm 
 	}
 	rec.Finished = time.Now().UTC()
 	return rec, nil
+}
+
+// runner returns the prepared runner of cell's config, preparing it on
+// first use: a cell's samples share its tactic's prompts, tokenizer and
+// models, opened through the sweep's cache and limiters.
+func (x *execution) runner(ctx context.Context, c *Cell, ropts tactics.RunOptions) (*tactics.Runner, error) {
+	x.mu.Lock()
+	p := x.runners[c.Hash]
+	if p == nil {
+		p = &prepared{}
+		x.runners[c.Hash] = p
+	}
+	x.mu.Unlock()
+	p.once.Do(func() { p.r, p.err = tactics.Prepare(ctx, c.Config, ropts) })
+	return p.r, p.err
+}
+
+// prepared is a cell's runner, prepared once.
+type prepared struct {
+	once sync.Once
+	r    *tactics.Runner
+	err  error
 }
 
 // score runs every scorer on an answered sample; a scorer that fails

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
@@ -21,7 +22,9 @@ const (
 	// rename, on every run).
 	ManifestFile = "sweep.json"
 	// SamplesFile holds the finished samples of an unsharded run, one
-	// JSON record per line, appended and fsynced one record at a time.
+	// JSON record per line, each appended in one write and fsynced before
+	// the sample counts as done (samples finishing together share an
+	// fsync).
 	// Shards write samples.shard-I-of-N.jsonl; every samples*.jsonl is read.
 	SamplesFile = "samples.jsonl"
 	// RunsDir holds the run log of every sample.
@@ -70,63 +73,130 @@ func sampleKey(cell, row string, repeat int) string {
 	return cell + "\x00" + row + "\x00" + strconv.Itoa(repeat)
 }
 
-// done says whether the sample needs no further run.
-func (r *Record) done() bool { return r.Status == "ok" || !r.Retry }
-
-// better says whether a should stand for its sample rather than b: a
-// success over a failure, then the earlier, then by bytes, so that the
-// choice does not depend on the order the records are read in.
-func better(a, b *Record) bool {
-	if (a.Status == "ok") != (b.Status == "ok") {
-		return a.Status == "ok"
-	}
-	if !a.Finished.Equal(b.Finished) {
-		return a.Finished.Before(b.Finished)
-	}
-	return bytes.Compare(a.raw, b.raw) < 0
-}
-
-// Records is the set of finished samples of a sweep directory: for each
-// sample, the record that stands for it.
+// Records indexes the finished samples of a sweep directory: for each
+// sample, which of its records stands for it (see better) and what resume
+// and a dry run need to know of that record. It holds no record itself: a
+// sample costs about 100 bytes of index (its cell and row interned, its
+// repeat, the standing record's status, finish time, hash and calls), and
+// reports are aggregated by streaming the samples files past it (see
+// EachRecord).
 type Records struct {
 	mu     sync.Mutex
-	byKey  map[string]*Record
+	cells  interner
+	rows   interner
+	byKey  map[recKey]recEntry
 	spentU float64
 	spentT int
+	gen    uint32 // the current pass of takes
 }
 
-func newRecords() *Records { return &Records{byKey: map[string]*Record{}} }
+// recKey is a sample: its interned cell and row, and its repeat.
+type recKey struct{ cell, row, repeat int32 }
 
-// add keeps r if it stands for its sample better than what is there.
+// recEntry is what Records keeps of the record standing for a sample.
+type recEntry struct {
+	finished int64  // Finished, in Unix nanoseconds
+	sum      uint64 // FNV-1a of the record's bytes: its identity, and the last tie-break
+	calls    int32  // Calls + CacheHits
+	ok       bool   // Status == "ok"
+	retry    bool
+	gen      uint32 // the pass of takes that last took it
+}
+
+// done says whether the sample needs no further run.
+func (e recEntry) done() bool { return e.ok || !e.retry }
+
+// better says whether a should stand for its sample rather than b: a
+// success over a failure, then the earlier, then the smaller hash of its
+// bytes, so that the choice does not depend on the order the records are
+// read in.
+func better(a, b recEntry) bool {
+	if a.ok != b.ok {
+		return a.ok
+	}
+	if a.finished != b.finished {
+		return a.finished < b.finished
+	}
+	return a.sum < b.sum
+}
+
+// entryOf is the index entry of r, whose raw bytes are set.
+func entryOf(r *Record) recEntry {
+	h := fnv.New64a()
+	h.Write(r.raw)
+	e := recEntry{sum: h.Sum64(), calls: int32(r.Calls + r.CacheHits), ok: r.Status == "ok", retry: r.Retry}
+	if !r.Finished.IsZero() {
+		e.finished = r.Finished.UnixNano()
+	}
+	return e
+}
+
+// interner numbers strings in the order it first sees them.
+type interner struct {
+	ids   map[string]int32
+	names []string
+}
+
+func (in *interner) id(s string) int32 {
+	if id, ok := in.ids[s]; ok {
+		return id
+	}
+	if in.ids == nil {
+		in.ids = map[string]int32{}
+	}
+	id := int32(len(in.names))
+	in.ids[s] = id
+	in.names = append(in.names, s)
+	return id
+}
+
+func newRecords() *Records { return &Records{byKey: map[recKey]recEntry{}} }
+
+// key interns the sample of r.
+func (rs *Records) key(cell, row string, repeat int) recKey {
+	return recKey{rs.cells.id(cell), rs.rows.id(row), int32(repeat)}
+}
+
+// lookup returns the key of a sample, without interning: ok is false when
+// the sample has no record.
+func (rs *Records) lookup(cell, row string, repeat int) (recKey, bool) {
+	c, ok1 := rs.cells.ids[cell]
+	r, ok2 := rs.rows.ids[row]
+	return recKey{c, r, int32(repeat)}, ok1 && ok2
+}
+
+// add indexes r, whose raw bytes are set: it stands for its sample if it
+// does so better than what is there.
 func (rs *Records) add(r *Record) {
+	e := entryOf(r)
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	rs.spentU += r.SpentUSD
 	rs.spentT += r.SpentTokens
-	if old, ok := rs.byKey[r.Key()]; ok && !better(r, old) {
+	k := rs.key(r.Cell, r.Row, r.Repeat)
+	if old, ok := rs.byKey[k]; ok && !better(e, old) {
 		return
 	}
-	rs.byKey[r.Key()] = r
+	rs.byKey[k] = e
 }
 
-// Get returns the record standing for a sample.
-func (rs *Records) Get(cell, row string, repeat int) (*Record, bool) {
+// get returns the entry of the record standing for a sample.
+func (rs *Records) get(cell, row string, repeat int) (recEntry, bool) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	r, ok := rs.byKey[sampleKey(cell, row, repeat)]
-	return r, ok
-}
-
-// All returns every standing record, sorted by cell, row and repeat.
-func (rs *Records) All() []*Record {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	out := make([]*Record, 0, len(rs.byKey))
-	for _, r := range rs.byKey {
-		out = append(out, r)
+	k, ok := rs.lookup(cell, row, repeat)
+	if !ok {
+		return recEntry{}, false
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key() < out[j].Key() })
-	return out
+	e, ok := rs.byKey[k]
+	return e, ok
+}
+
+// Done says whether the sample (cell, row, repeat) has a final record: one
+// that succeeded, or failed for a reason a re-run would not change.
+func (rs *Records) Done(cell, row string, repeat int) bool {
+	e, ok := rs.get(cell, row, repeat)
+	return ok && e.done()
 }
 
 // Len is the number of samples with a record.
@@ -143,25 +213,110 @@ func (rs *Records) spent() (float64, int) {
 	return rs.spentU, rs.spentT
 }
 
-// LoadRecords reads every samples*.jsonl file of dir. Lines that do not
+// newPass starts a pass of takes.
+func (rs *Records) newPass() {
+	rs.mu.Lock()
+	rs.gen++
+	rs.mu.Unlock()
+}
+
+// takes says whether r, read from a samples file, is the record standing
+// for its sample and was not taken before in this pass (a record copied
+// into two files is taken once). The row's interned id comes with it.
+func (rs *Records) takes(r *Record) (row int32, ok bool) {
+	e := entryOf(r)
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	k, found := rs.lookup(r.Cell, r.Row, r.Repeat)
+	if !found {
+		return 0, false
+	}
+	cur, found := rs.byKey[k]
+	if !found || cur.sum != e.sum || cur.finished != e.finished || cur.gen == rs.gen {
+		return 0, false
+	}
+	cur.gen = rs.gen
+	rs.byKey[k] = cur
+	return k.row, true
+}
+
+// samplesFiles are the samples files of dir, sorted.
+func samplesFiles(dir string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "samples*.jsonl"))
+	sort.Strings(files)
+	return files, err
+}
+
+// LoadRecords indexes every samples*.jsonl file of dir. Lines that do not
 // parse, such as a torn last line left by a crash, are skipped and
 // reported as warnings.
 func LoadRecords(dir string) (*Records, []string, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "samples*.jsonl"))
-	if err != nil {
-		return nil, nil, err
-	}
-	sort.Strings(files)
 	rs := newRecords()
+	warnings, err := rs.load(dir)
+	if err != nil {
+		return nil, warnings, err
+	}
+	return rs, warnings, nil
+}
+
+// load indexes the samples files of dir into rs.
+func (rs *Records) load(dir string) ([]string, error) {
+	files, err := samplesFiles(dir)
+	if err != nil {
+		return nil, err
+	}
 	var warnings []string
 	for _, f := range files {
 		w, err := readRecords(f, rs.add)
 		warnings = append(warnings, w...)
 		if err != nil {
-			return nil, warnings, err
+			return warnings, err
 		}
 	}
-	return rs, warnings, nil
+	return warnings, nil
+}
+
+// EachRecord calls fn with the record standing for each sample of the
+// sweep directory dir, streaming its samples files: one record at a time
+// is in memory, besides the index (LoadRecords). The records come in the
+// order of the files, not sorted. An error of fn stops it and is returned.
+// The warnings are what reading skipped.
+func EachRecord(dir string, fn func(*Record) error) ([]string, error) {
+	rs, warnings, err := LoadRecords(dir)
+	if err != nil {
+		return warnings, err
+	}
+	return warnings, rs.each([]string{dir}, func(r *Record, _ int32) error { return fn(r) })
+}
+
+// each streams the samples files of dirs and calls fn with each record
+// standing for its sample (see takes), once.
+func (rs *Records) each(dirs []string, fn func(r *Record, row int32) error) error {
+	rs.newPass()
+	for _, d := range dirs {
+		files, err := samplesFiles(d)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			var ferr error
+			_, err := readRecords(f, func(r *Record) {
+				if ferr != nil {
+					return
+				}
+				if row, ok := rs.takes(r); ok {
+					ferr = fn(r, row)
+				}
+			})
+			if err == nil {
+				err = ferr
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func readRecords(path string, add func(*Record)) ([]string, error) {
@@ -196,11 +351,21 @@ func readRecords(path string, add func(*Record)) ([]string, error) {
 	}
 }
 
-// store appends records to a samples file, each whole in one write and
-// fsynced before append returns.
+// store appends records to a samples file, each whole in one write, and
+// returns from append only once the record is fsynced. Appends that arrive
+// while an fsync is under way share the next one (a group commit): with
+// many samples finishing at once, one fsync covers them all, and still no
+// append returns before its record is on disk.
 type store struct {
-	mu sync.Mutex
-	f  *os.File
+	f *os.File
+
+	mu      sync.Mutex
+	cond    sync.Cond // signalled when an fsync ends
+	written int64     // records written to the file
+	synced  int64     // records covered by a finished fsync
+	syncing bool      // an fsync is under way
+	syncs   int       // fsyncs done
+	err     error     // the first failed write or fsync: every later append fails
 }
 
 func openStore(path string) (*store, error) {
@@ -219,9 +384,13 @@ func openStore(path string) (*store, error) {
 			}
 		}
 	}
-	return &store{f: f}, nil
+	s := &store{f: f}
+	s.cond.L = &s.mu
+	return s, nil
 }
 
+// append writes r and waits for an fsync that covers it: the one the
+// first waiter starts for everyone written by then.
 func (s *store) append(r *Record) error {
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -230,15 +399,40 @@ func (s *store) append(r *Record) error {
 	r.raw = b
 	b = append(b, '\n')
 	s.mu.Lock()
-	_, err = s.f.Write(b)
-	s.mu.Unlock()
-	if err != nil {
-		return fmt.Errorf("recording a sample: %w", err)
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
 	}
-	if err := s.f.Sync(); err != nil {
-		return fmt.Errorf("recording a sample: %w", err)
+	if _, err := s.f.Write(b); err != nil {
+		s.err = fmt.Errorf("recording a sample: %w", err)
+		return s.err
 	}
-	return nil
+	s.written++
+	mine := s.written
+	for s.synced < mine && s.err == nil {
+		if s.syncing {
+			s.cond.Wait()
+			continue
+		}
+		// Lead an fsync for every record written so far.
+		s.syncing = true
+		upto := s.written
+		s.mu.Unlock()
+		err := s.f.Sync()
+		s.mu.Lock()
+		s.syncing = false
+		s.syncs++
+		if err != nil {
+			s.err = fmt.Errorf("recording a sample: %w", err)
+		} else {
+			s.synced = upto
+		}
+		s.cond.Broadcast()
+	}
+	if s.synced >= mine {
+		return nil
+	}
+	return s.err
 }
 
 func (s *store) close() error { return s.f.Close() }

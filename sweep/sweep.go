@@ -208,10 +208,12 @@ type sample struct {
 	repeat int
 }
 
-// todo lists the samples of the shard that have no final record,
-// repeats slowest and cells fastest, so that a partial run covers every
-// cell evenly.
-func (s *Sweep) todo() (all, missing []sample) {
+// eachSample calls yield with each sample of the shard and whether it has
+// a final record, repeats slowest and cells fastest, so that a partial run
+// covers every cell evenly; it stops when yield returns false. It makes
+// the samples one at a time: a sweep of any size is walked in constant
+// memory.
+func (s *Sweep) eachSample(yield func(sm sample, done bool) bool) {
 	for r := 0; r < s.Spec.repeats(); r++ {
 		for i := range s.Rows {
 			for _, c := range s.Cells {
@@ -219,15 +221,12 @@ func (s *Sweep) todo() (all, missing []sample) {
 				if !s.opts.Shard.Has(c.Hash, row.ID, r) {
 					continue
 				}
-				sm := sample{c, row, r}
-				all = append(all, sm)
-				if rec, ok := s.records.Get(c.Hash, row.ID, r); !ok || !rec.done() {
-					missing = append(missing, sm)
+				if !yield(sample{c, row, r}, s.records.Done(c.Hash, row.ID, r)) {
+					return
 				}
 			}
 		}
 	}
-	return all, missing
 }
 
 // Plan is what a run would do, for --dry-run.
@@ -257,19 +256,20 @@ type PlanCell struct {
 // Plan says which cells and samples a run would run and how many model
 // calls that may take. It runs nothing and writes nothing.
 func (s *Sweep) Plan() *Plan {
-	all, missing := s.todo()
 	p := &Plan{Name: s.Spec.name(), Dir: s.Dir, Shard: s.opts.Shard.String()}
 	idx := map[string]int{}
 	for _, c := range s.Cells {
 		idx[c.Hash] = len(p.Cells)
 		p.Cells = append(p.Cells, PlanCell{Hash: c.Hash, Settings: c.Settings, CallsPerSample: s.callsPerSample(c)})
 	}
-	for _, sm := range all {
-		p.Cells[idx[sm.cell.Hash]].Samples++
-	}
-	for _, sm := range missing {
-		p.Cells[idx[sm.cell.Hash]].ToRun++
-	}
+	s.eachSample(func(sm sample, done bool) bool {
+		pc := &p.Cells[idx[sm.cell.Hash]]
+		pc.Samples++
+		if !done {
+			pc.ToRun++
+		}
+		return true
+	})
 	for i := range p.Cells {
 		c := &p.Cells[i]
 		c.Done = c.Samples - c.ToRun
@@ -288,9 +288,9 @@ func (s *Sweep) callsPerSample(c *Cell) float64 {
 	var n, calls int
 	for _, r := range s.Rows {
 		for rep := 0; rep < s.Spec.repeats(); rep++ {
-			if rec, ok := s.records.Get(c.Hash, r.ID, rep); ok {
+			if e, ok := s.records.get(c.Hash, r.ID, rep); ok {
 				n++
-				calls += rec.Calls + rec.CacheHits
+				calls += int(e.calls)
 			}
 		}
 	}
@@ -355,6 +355,7 @@ type execution struct {
 	consecutive int
 	stopErr     error
 	cancel      context.CancelFunc
+	runners     map[string]*prepared // by cell hash
 }
 
 func (x *execution) cacheable(req *provider.Request) bool {

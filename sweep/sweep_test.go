@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -164,12 +165,46 @@ func TestStats(t *testing.T) {
 		{Row: "b", Status: "failed", Scores: map[string]float64{"s": 0}, LatencyMS: 30},
 		{Row: "b", Repeat: 1, Status: "ok", Scores: map[string]float64{"s": 0}, LatencyMS: 40},
 	}
-	cr := aggregate(ManifestCell{Hash: "h"}, recs, []string{"s"}, []int{1, 2})
+	a := newCellAgg(1)
+	for _, r := range recs {
+		a.add(r, int32(r.Row[0]-'a'), []string{"s"})
+	}
+	cr := a.report(ManifestCell{Hash: "h"}, []string{"s"}, []int{1, 2})
 	if cr.N != 4 || cr.Errors != 1 || cr.Scores[0].Mean != 0.25 || !near(cr.Scores[0].StdErr, 0.25) {
 		t.Errorf("aggregate: %+v", cr)
 	}
 	if cr.PassAtK["1"] != 0.25 || cr.PassAtK["2"] != 0.5 || cr.P50MS != 25 {
 		t.Errorf("aggregate pass@k / p50: %+v", cr)
+	}
+}
+
+// A cell keeps at most LatencySample latencies, the same ones whatever the
+// order the records come in, and its percentiles stay close to the exact
+// ones.
+func TestLatencySample(t *testing.T) {
+	const n = 20 * LatencySample
+	lat := make([]float64, n)
+	for i := range lat {
+		lat[i] = float64((i * 7919) % n) // a permutation of 0..n-1
+	}
+	var fwd, rev latencySample
+	for i := range n {
+		fwd.add(sampleHash("c", strconv.Itoa(i), 0), lat[i])
+		j := n - 1 - i
+		rev.add(sampleHash("c", strconv.Itoa(j), 0), lat[j])
+	}
+	if len(fwd.h) != LatencySample {
+		t.Fatalf("kept %d latencies, want %d", len(fwd.h), LatencySample)
+	}
+	for _, p := range []float64{50, 95} {
+		got, exact := fwd.percentile(p), Percentile(lat, p)
+		if got != rev.percentile(p) {
+			t.Errorf("p%v depends on the order: %v, %v", p, got, rev.percentile(p))
+		}
+		// Within 2 points of rank (about 4 standard errors).
+		if math.Abs(got-exact) > 0.02*n {
+			t.Errorf("p%v = %v, exact %v", p, got, exact)
+		}
 	}
 }
 
@@ -362,13 +397,12 @@ mock:
 
 func answers(t *testing.T, dir string) map[string]string {
 	t.Helper()
-	recs, _, err := LoadRecords(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]string{}
-	for _, r := range recs.All() {
+	if _, err := EachRecord(dir, func(r *Record) error {
 		out[r.Key()] = r.Answer
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
@@ -560,10 +594,14 @@ func TestConsecutiveFailuresStop(t *testing.T) {
 		t.Errorf("done %d, model calls %d: the sweep went on", rep.Done, m.n.Load())
 	}
 	// Provider failures are recorded but not final: a re-run tries them.
-	for _, r := range newSweep(t, path, Options{}).Records().All() {
-		if r.Status != "failed" || !r.Retry {
+	s := newSweep(t, path, Options{})
+	if _, err := EachRecord(s.Dir, func(r *Record) error {
+		if r.Status != "failed" || !r.Retry || s.Records().Done(r.Cell, r.Row, r.Repeat) {
 			t.Errorf("record %+v", r)
 		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	rep, err = newSweep(t, path, Options{}).Run(context.Background())
 	if err != nil || rep.Done != 30 || rep.Cells[0].Errors != 0 {

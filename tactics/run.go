@@ -63,28 +63,90 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // starts no run. Once the run has started, a failure or cancellation of the
 // tactic is reported in the Result (and the log, which is always finished),
 // with a nil error.
+//
+// Run is Prepare followed by one Runner.Run; to run one config on many
+// tasks, prepare it once.
 func Run(ctx context.Context, cfg *config.Config, task string, opts RunOptions) (*Result, error) {
-	t, agents, err := prepare(ctx, cfg, opts)
+	r, err := Prepare(ctx, cfg, opts)
 	if err != nil {
 		return nil, err
 	}
-	start, err := logs.NewRunStart(ctx, cfg.TacticType, recordedConfig(cfg), task, opts.Seed)
+	return r.Run(ctx, task)
+}
+
+// A Runner runs one config's tactic on any number of tasks, each in a run
+// of its own with its own log. Preparing the config (checking it, loading
+// its prompt files, decoding its mock script, opening each agent's model)
+// is done once, by Prepare; each run then costs only its log and the
+// tactic's own work.
+//
+// Every run gets a fresh tactic (built from the config's params) and fresh
+// agents, as Run gives them: nothing of one run's dialogs, limits or costs
+// leaks into another. What the runs share is what Prepare made: the system
+// prompts, the context managers, the tokenizer (whose memo is per message)
+// and the models. A model's own state is therefore shared too: the mock
+// provider's scripted replies list is consumed across the runs, while its
+// rules answer each request alike in every run.
+//
+// A Runner is safe for concurrent use.
+type Runner struct {
+	cfg      *config.Config
+	opts     RunOptions
+	root     string
+	recorded json.RawMessage // the config the run logs record
+	specs    map[string]*agentSpec
+}
+
+// Prepare checks cfg and prepares everything its runs share, as Run would:
+// the tactic's params and agents are checked and each agent's model opened
+// (through opts.Models if set, without touching the network). A problem is
+// reported at once, as a *ConfigError; ctx is the context the models are
+// opened with.
+func Prepare(ctx context.Context, cfg *config.Config, opts RunOptions) (*Runner, error) {
+	_, specs, err := prepare(ctx, cfg, opts)
 	if err != nil {
-		return nil, &ConfigError{err}
+		return nil, err
 	}
-	start.Labels = opts.Labels
+	recorded, err := json.Marshal(recordedConfig(cfg))
+	if err != nil {
+		return nil, &ConfigError{fmt.Errorf("%s: recording the config: %w", cfg.Path, err)}
+	}
 	root := opts.LogDir
 	if root == "" {
 		root = cfg.LogDir
 	}
-	w, run, err := logs.Create(root, start, logs.Options{})
+	return &Runner{cfg: cfg, opts: opts, root: root, recorded: recorded, specs: specs}, nil
+}
+
+// Run runs the prepared tactic on task in a new run with its own log, as
+// the package's Run does. Once the run has started, a failure or
+// cancellation of the tactic is reported in the Result (and the log, which
+// is always finished), with a nil error; an error means the log could not
+// be created or finished.
+func (r *Runner) Run(ctx context.Context, task string) (*Result, error) {
+	cfg := r.cfg
+	// The factory already accepted these params in Prepare; a fresh
+	// tactic per run keeps runs apart even for a tactic with state.
+	t, err := New(cfg.TacticType, cfg.Params)
+	if err != nil {
+		return nil, &ConfigError{fmt.Errorf("%s: %w", cfg.Path, err)}
+	}
+	start, err := logs.NewRunStart(ctx, cfg.TacticType, r.recorded, task, r.opts.Seed)
+	if err != nil {
+		return nil, &ConfigError{err}
+	}
+	start.Labels = r.opts.Labels
+	w, run, err := logs.Create(r.root, start, logs.Options{})
 	if err != nil {
 		return nil, err
 	}
-	for _, mk := range agents {
-		mk.log = w
+	makers := make(map[string]func() *Agent, len(r.specs))
+	for name, sp := range r.specs {
+		own := *sp // this run's copy: its agents log to this run's log
+		own.log = w
+		makers[name] = own.make
 	}
-	s := NewSession(cfg.TacticType, t, agentMakers(agents), w)
+	s := NewSession(cfg.TacticType, t, makers, w)
 	out, err := s.Run(ctx, task)
 	res := &Result{RunID: run.ID, Dir: run.Dir, Status: logs.StatusOK}
 	end := logs.RunEnd{Status: logs.StatusOK}
@@ -154,6 +216,7 @@ func (sp *agentSpec) make() *Agent {
 		Tokens: sp.tokens, Log: sp.log}
 }
 
+// agentMakers are the makers of agents of specs, without a log.
 func agentMakers(specs map[string]*agentSpec) map[string]func() *Agent {
 	out := make(map[string]func() *Agent, len(specs))
 	for n, sp := range specs {

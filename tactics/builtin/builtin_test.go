@@ -215,6 +215,8 @@ func TestConfigs(t *testing.T) {
 			continue // inherited by the others, not runnable alone
 		case "serve":
 			continue // lllm serve's agents, tested in runtime/server
+		case "sweep-example":
+			continue // a sweep spec, not a tactic config: tested in cmd/lllm/cli
 		}
 		if configTests[name] == nil {
 			t.Errorf("configs/%s.yaml has no test in configTests", name)

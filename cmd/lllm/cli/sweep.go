@@ -54,9 +54,9 @@ stopped early (budget, failing provider, Ctrl-C; the table is printed
 first) and 2 for a problem with the spec, dataset, axes, scorers or config,
 found before anything runs. See docs/sweeps.md.`,
 		Example: `  # The offline example: check it, run it, run it again (no model call)
-  lllm sweep configs/sweeps/example.yaml --dry-run
-  lllm sweep configs/sweeps/example.yaml
-  lllm sweep configs/sweeps/example.yaml -o json
+  lllm sweep configs/sweep-example.yaml --dry-run
+  lllm sweep configs/sweep-example.yaml
+  lllm sweep configs/sweep-example.yaml -o json
 
   # On a real provider, as markdown
   lllm sweep my-sweep.yaml --set global.model_name=openai/gpt-4o-mini -o markdown
@@ -70,7 +70,7 @@ found before anything runs. See docs/sweeps.md.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			switch len(args) {
 			case 0:
-				return usageErrorf(cmd, "sweep needs a SWEEP.yaml spec (see configs/sweeps/example.yaml), or a subcommand: report, merge")
+				return usageErrorf(cmd, "sweep needs a SWEEP.yaml spec (see configs/sweep-example.yaml), or a subcommand: report, merge")
 			case 1:
 				return nil
 			}

@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-const exampleSweep = "../../../configs/sweeps/example.yaml"
+const exampleSweep = "../../../configs/sweep-example.yaml"
 
 // sweepJSON is the part of lllm sweep -o json the tests read.
 type sweepJSON struct {

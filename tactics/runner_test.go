@@ -1,0 +1,124 @@
+package tactics_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/lllm-go/lllm/logs"
+	"github.com/lllm-go/lllm/runtime/config"
+	"github.com/lllm-go/lllm/tactics"
+)
+
+// A Runner prepared once runs many tasks at once; each run has its own
+// log, holding its own task, its own dialog and its own result, and fresh
+// agents (no run sees another's messages).
+func TestRunnerRunsConcurrently(t *testing.T) {
+	const n = 40
+	cfg := batchConfig(t, "5ms", n)
+	dir := t.TempDir()
+	r, err := tactics.Prepare(t.Context(), cfg, tactics.RunOptions{LogDir: dir, Labels: map[string]string{"who": "runner"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What one run of its own, with everything prepared afresh, records.
+	ref, err := tactics.Run(t.Context(), cfg, "echo 0!", tactics.RunOptions{LogDir: t.TempDir()})
+	if err != nil || ref.Status != logs.StatusOK {
+		t.Fatalf("Run: %v %+v", err, ref)
+	}
+	results := make([]*tactics.Result, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			res, err := r.Run(t.Context(), fmt.Sprintf("echo %d!", i))
+			if err != nil {
+				t.Errorf("task %d: %v", i, err)
+			}
+			results[i] = res
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	ids := map[string]bool{}
+	for i, res := range results {
+		if res.Status != logs.StatusOK || string(res.Result) != fmt.Sprintf("%q", fmt.Sprint(i)) {
+			t.Errorf("task %d: status %s result %s error %q", i, res.Status, res.Result, res.Error)
+		}
+		if ids[res.RunID] || filepath.Dir(res.Dir) != dir {
+			t.Errorf("task %d: run %s in %s: not a run of its own under %s", i, res.RunID, res.Dir, dir)
+		}
+		ids[res.RunID] = true
+		// Every task has the same length, so with fresh agents every run
+		// does what the reference run did, no more.
+		got, want := res.Totals, ref.Totals
+		if got.ModelCalls != want.ModelCalls || got.Messages != want.Messages || got.Dialogs != want.Dialogs || got.Cost.InputTokens != want.Cost.InputTokens {
+			t.Errorf("task %d: totals %+v, want those of a run of its own, %+v", i, got, want)
+		}
+		checkRunLog(t, res, fmt.Sprintf("echo %d!", i), want.Messages)
+	}
+}
+
+// checkRunLog reads a run's log: it starts with the run's task and labels,
+// has the messages and the one model call of the run, and ends with its
+// result.
+func checkRunLog(t *testing.T, res *tactics.Result, task string, wantMessages int) {
+	t.Helper()
+	rd, err := logs.OpenFile(filepath.Join(res.Dir, logs.EventsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	start, err := rd.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gotTask string
+	if err := json.Unmarshal(start.Task, &gotTask); err != nil || gotTask != task || start.RunID != res.RunID || start.Labels["who"] != "runner" {
+		t.Errorf("%s: run_start task %s, id %s, labels %v; want %q, %s", res.RunID, start.Task, start.RunID, start.Labels, task, res.RunID)
+	}
+	var messages, calls int
+	var end *logs.RunEnd
+	for {
+		rec, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch rec.Kind {
+		case logs.KindMessage:
+			messages++
+		case logs.KindModelCall:
+			calls++
+		case logs.KindRunEnd:
+			end = rec.RunEnd
+		}
+	}
+	if messages != wantMessages || calls != 1 || end == nil || string(end.Result) != string(res.Result) {
+		t.Errorf("%s: %d messages, %d model calls, end %+v; want %d, 1 and result %s", res.RunID, messages, calls, end, wantMessages, res.Result)
+	}
+}
+
+// Prepare reports a config problem as Run does, before any run.
+func TestPrepareConfigError(t *testing.T) {
+	cfg, err := config.Parse("bad.yaml", []byte("tactic_type: chat\nglobal: {model_name: mock/m, model_args: {temprature: 1}}\nagent_configs: [{name: assistant, system_prompt: x}]\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	r, err := tactics.Prepare(t.Context(), cfg, tactics.RunOptions{LogDir: dir})
+	var ce *tactics.ConfigError
+	if r != nil || !errors.As(err, &ce) {
+		t.Fatalf("Prepare: %v, %v; want a *ConfigError", r, err)
+	}
+	if _, rerr := tactics.Run(t.Context(), cfg, "x", tactics.RunOptions{LogDir: dir}); rerr == nil || rerr.Error() != err.Error() {
+		t.Errorf("Run: %v; want Prepare's error %v", rerr, err)
+	}
+}
