@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/logs"
 	"github.com/lllm-go/lllm/runtime/config"
+	"github.com/lllm-go/lllm/runtime/prompts"
 	"github.com/lllm-go/lllm/tactics"
 )
 
@@ -136,5 +138,34 @@ func TestLookupTool(t *testing.T) {
 	}
 	if _, err := tactics.LookupTool("eco"); err == nil || !strings.Contains(err.Error(), `did you mean "echo"?`) {
 		t.Fatalf("LookupTool(eco) = %v", err)
+	}
+}
+
+func init() {
+	prompts.RegisterPackage("mathlab", fstest.MapFS{"math/solver.md": {Data: []byte(solverMD)}})
+}
+
+// A config names a prompt a Go package ships as pkg:path, with no prompts
+// folder of its own; a typo in either part is a config error.
+func TestRunWithPromptPackage(t *testing.T) {
+	yaml := strings.Replace(promptsYAML, "system_prompt_path: math/solver", "system_prompt_path: mathlab:math/solver", 1)
+	cfg, err := config.Parse(filepath.Join(t.TempDir(), "run.yaml"), []byte(yaml), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tactics.Run(t.Context(), cfg, "What is 2+2?", tactics.RunOptions{LogDir: t.TempDir()})
+	if err != nil || res.Status != logs.StatusOK || string(res.Result) != `"<answer>4</answer>"` || res.Totals.ToolCalls != 1 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	for ref, want := range map[string]string{
+		"mathlab:math/solvr": `prompt package mathlab: unknown prompt "math/solvr" (did you mean "math/solver"?)`,
+		"mathlb:math/solver": `unknown prompt package "mathlb" (did you mean "mathlab"?)`,
+	} {
+		_ = cfg.Set("agent_configs.assistant.system_prompt_path", ref)
+		_, err := tactics.Run(t.Context(), cfg, "x", tactics.RunOptions{LogDir: t.TempDir()})
+		var ce *tactics.ConfigError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", ref, err, want)
+		}
 	}
 }

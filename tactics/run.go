@@ -15,6 +15,7 @@ import (
 
 	"github.com/lllm-go/lllm/contextmgr"
 	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/internal/registry"
 	"github.com/lllm-go/lllm/logs"
 	"github.com/lllm-go/lllm/runtime/config"
 	"github.com/lllm-go/lllm/runtime/prompts"
@@ -183,7 +184,7 @@ func marshalResult(v any) (json.RawMessage, error) {
 func recordedConfig(cfg *config.Config) map[string]any {
 	r := cfg.Resolved()
 	for _, ac := range cfg.Agents {
-		if ac.SystemPromptPath == "" {
+		if !localPrompt(ac.SystemPromptPath) {
 			continue
 		}
 		if dir := cfg.PromptsPath(); dir != "" {
@@ -293,7 +294,7 @@ func agentSpecs(ctx context.Context, cfg *config.Config, opts RunOptions) (map[s
 func loadPrompts(cfg *config.Config) (*prompts.Registry, error) {
 	var first string
 	for _, ac := range cfg.Agents {
-		if ac.SystemPromptPath != "" {
+		if localPrompt(ac.SystemPromptPath) {
 			first = ac.SystemPromptPath
 			break
 		}
@@ -313,15 +314,22 @@ func loadPrompts(cfg *config.Config) (*prompts.Registry, error) {
 	return reg, nil
 }
 
+// localPrompt reports whether a system_prompt_path names a file of the
+// config's own prompts folder, rather than a prompt package's "pkg:path".
+func localPrompt(ref string) bool {
+	pkg, _ := registry.Split(ref)
+	return ref != "" && pkg == ""
+}
+
 func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prompts.Registry, mock *provider.MockConfig, opts RunOptions, tokens *contextmgr.Tokenizer) (*agentSpec, error) {
 	var system *dialog.Prompt
 	var err error
 	if ac.SystemPromptPath != "" {
-		if reg == nil {
-			return nil, fmt.Errorf("system_prompt_path %q: no prompts folder is loaded", ac.SystemPromptPath)
-		}
-		if system, err = reg.Get(ac.SystemPromptPath); err != nil {
-			return nil, fmt.Errorf("system_prompt_path: %w (in %s)", err, cfg.PromptsPath())
+		if system, err = prompts.Lookup(ac.SystemPromptPath, reg, prompts.WithTools(LookupTool)); err != nil {
+			if localPrompt(ac.SystemPromptPath) {
+				return nil, fmt.Errorf("system_prompt_path: %w (in %s)", err, cfg.PromptsPath())
+			}
+			return nil, fmt.Errorf("system_prompt_path: %w", err)
 		}
 	} else if system, err = dialog.NewPrompt(ac.Name+"/system", ac.SystemPrompt); err != nil {
 		return nil, fmt.Errorf("system_prompt: %w", err)
