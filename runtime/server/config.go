@@ -12,11 +12,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lllm-go/lllm/contextmgr"
-	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/runtime/config"
 	"github.com/lllm-go/lllm/runtime/conversation"
-	"github.com/lllm-go/lllm/runtime/prompts"
-	"github.com/lllm-go/lllm/runtime/provider"
 	"github.com/lllm-go/lllm/tactics"
 )
 
@@ -27,6 +24,9 @@ const TacticType = "serve"
 // settings.
 type Config struct {
 	Agents []*conversation.AgentSpec
+	// Tokens is the tokenizer the agents share; pass it to the Service
+	// (conversation.ServiceOptions.Tokens).
+	Tokens *contextmgr.Tokenizer
 	// AskUserTimeout is params.ask_user_timeout (zero when unset).
 	AskUserTimeout time.Duration
 	// MaxContentBytes is params.max_content_bytes (zero when unset).
@@ -54,8 +54,9 @@ type agentParam struct {
 // LoadConfig loads the serve config at path. It has the shape of a
 // tactic config (see runtime/config) with tactic_type "serve": global,
 // agent_configs (name, model_name, system_prompt or system_prompt_path,
-// model_args, limits, context_manager), mock and prompts_dir as usual,
-// and the serving settings under params:
+// model_args, limits, context_manager), mock and prompts_dir mean what
+// they mean to lllm run (the agents are built by tactics.Agents), and the
+// serving settings are under params:
 //
 //	params:
 //	  ask_user_timeout: 5m       # how long ask_user waits for a reply
@@ -74,27 +75,59 @@ func LoadConfig(ctx context.Context, path string) (*Config, error) {
 	return FromConfig(ctx, cfg)
 }
 
-// FromConfig builds a serve Config from a loaded config.
+// FromConfig builds a serve Config from a loaded config, its agents
+// built by tactics.Agents so that they mean what they mean to lllm run.
+// Every problem found is reported at once, as a *tactics.ConfigError
+// joining them (the agents' in tactics' words).
 func FromConfig(ctx context.Context, cfg *config.Config) (*Config, error) {
-	errs := config.Validate(cfg, nil)
+	var errs []error
 	if cfg.TacticType != "" && cfg.TacticType != TacticType {
 		errs = append(errs, fmt.Errorf("%s: tactic_type is %q: a serve config has tactic_type: %s", cfg.Path, cfg.TacticType, TacticType))
 	}
 	if len(cfg.Agents) == 0 {
 		errs = append(errs, fmt.Errorf("%s: agent_configs is empty: define the agents to serve", cfg.Path))
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	out := &Config{Path: cfg.Path}
+	p, perrs := serveParamsOf(cfg, out)
+	errs = append(errs, perrs...)
+	makers, err := tactics.Agents(ctx, cfg, tactics.RunOptions{})
+	if err != nil {
+		var ce *tactics.ConfigError
+		if errors.As(err, &ce) && ce.Err != nil {
+			err = ce.Err
+		}
+		errs = append(errs, err)
 	}
+	if len(errs) > 0 {
+		return nil, &tactics.ConfigError{Err: errors.Join(errs...)}
+	}
+	for _, ac := range cfg.Agents {
+		a := makers[ac.Name]()
+		ap := p.Agents[ac.Name]
+		sp := &conversation.AgentSpec{Name: a.Name, System: a.System, Model: a.Model, ModelName: a.ModelName,
+			Params: a.Params, Limits: a.Limits, Context: a.Context, ContextName: a.ContextName, CompactTokens: ap.CompactTokens}
+		if ap.Guests != nil {
+			sp.Guests = append([]string{}, (*ap.Guests)...)
+		}
+		out.Tokens = a.Tokens
+		out.Agents = append(out.Agents, sp)
+	}
+	return out, nil
+}
+
+// serveParamsOf reads cfg's params into out and returns them with every
+// problem found.
+func serveParamsOf(cfg *config.Config, out *Config) (serveParams, []error) {
 	var p serveParams
 	if err := strictDecode(cfg.Params, &p); err != nil {
-		return nil, fmt.Errorf("%s: params: %w", cfg.Path, err)
+		return p, []error{fmt.Errorf("%s: params: %w", cfg.Path, err)}
 	}
-	out := &Config{MaxContentBytes: p.MaxContentBytes, Path: cfg.Path}
+	var errs []error
+	out.MaxContentBytes = p.MaxContentBytes
 	if p.AskUserTimeout != "" {
 		d, err := time.ParseDuration(p.AskUserTimeout)
 		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("%s: params.ask_user_timeout %q: want a positive duration such as 5m", cfg.Path, p.AskUserTimeout)
+			errs = append(errs, fmt.Errorf("%s: params.ask_user_timeout %q: want a positive duration such as 5m", cfg.Path, p.AskUserTimeout))
 		}
 		out.AskUserTimeout = d
 	}
@@ -104,114 +137,34 @@ func FromConfig(ctx context.Context, cfg *config.Config) (*Config, error) {
 			out.DataDir = filepath.Join(filepath.Dir(cfg.Path), p.DataDir)
 		}
 	}
-	var mock *provider.MockConfig
-	if cfg.Mock != nil {
-		mock = &provider.MockConfig{}
-		if err := strictDecode(cfg.Mock, mock); err != nil {
-			return nil, fmt.Errorf("%s: mock: %w", cfg.Path, err)
-		}
-	}
-	var reg *prompts.Registry
-	for _, ac := range cfg.Agents {
-		if ac.SystemPromptPath != "" && reg == nil {
-			dir := cfg.PromptsPath()
-			if dir == "" {
-				return nil, fmt.Errorf("%s: system_prompt_path %q needs a prompts folder: create prompts/ beside the config or set prompts_dir", cfg.Path, ac.SystemPromptPath)
-			}
-			var err error
-			if reg, err = prompts.LoadDir(dir, prompts.WithTools(tactics.LookupTool)); err != nil {
-				return nil, fmt.Errorf("%s: prompts_dir %s: %w", cfg.Path, dir, err)
-			}
-		}
-	}
 	names := make([]string, 0, len(cfg.Agents))
 	for _, ac := range cfg.Agents {
 		names = append(names, ac.Name)
 	}
-	for n := range p.Agents {
+	for _, n := range sortedKeys(p.Agents) {
 		if !slices.Contains(names, n) {
 			errs = append(errs, fmt.Errorf("%s: params.agents.%s: no such agent in agent_configs (%s)", cfg.Path, n, strings.Join(names, ", ")))
+		} else if ct := p.Agents[n].CompactTokens; ct < 0 {
+			errs = append(errs, fmt.Errorf("%s: params.agents.%s.compact_tokens is %d: want 0 (never) or more", cfg.Path, n, ct))
 		}
 	}
-	for _, ac := range cfg.Agents {
-		sp, err := agentSpec(ctx, cfg, ac, reg, mock, p.Agents[ac.Name])
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: agent %s: %w", cfg.Path, ac.Name, err))
-			continue
-		}
-		out.Agents = append(out.Agents, sp)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return out, nil
+	return p, errs
 }
 
-func agentSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prompts.Registry, mock *provider.MockConfig, ap agentParam) (*conversation.AgentSpec, error) {
-	var system *dialog.Prompt
-	var err error
-	if ac.SystemPromptPath != "" {
-		if system, err = reg.Get(ac.SystemPromptPath); err != nil {
-			return nil, fmt.Errorf("system_prompt_path: %w", err)
-		}
-	} else if system, err = dialog.NewPrompt(ac.Name+"/system", ac.SystemPrompt); err != nil {
-		return nil, fmt.Errorf("system_prompt: %w", err)
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
 	}
-	params, err := paramsOf(ac.ModelArgs)
-	if err != nil {
-		return nil, err
-	}
-	model, err := provider.Open(ctx, ac.ModelName, provider.Config{APIKeyEnv: ac.APIKeyEnv, BaseURL: ac.BaseURL, Mock: mock})
-	if err != nil {
-		return nil, err
-	}
-	lim := tactics.DefaultLimits()
-	for _, f := range []struct{ v, dst *int }{{ac.MaxExceptionRetry, &lim.MaxExceptionRetry}, {ac.MaxInterruptSteps, &lim.MaxInterruptSteps}, {ac.MaxLLMRecall, &lim.MaxLLMRecall}} {
-		if f.v != nil {
-			*f.dst = *f.v
-		}
-	}
-	if ap.CompactTokens < 0 {
-		return nil, fmt.Errorf("params.agents.%s.compact_tokens is %d: want 0 (never) or more", ac.Name, ap.CompactTokens)
-	}
-	sp := &conversation.AgentSpec{Name: ac.Name, System: system, Model: model, ModelName: ac.ModelName, Params: params,
-		Limits: lim, CompactTokens: ap.CompactTokens}
-	if ap.Guests != nil {
-		sp.Guests = append([]string{}, (*ap.Guests)...)
-	}
-	cm := ac.ContextManager
-	if cm == nil {
-		cm = cfg.ContextManager
-	}
-	if cm != nil {
-		if sp.Context, err = contextmgr.New(cm); err != nil {
-			return nil, fmt.Errorf("context_manager: %w", err)
-		}
-		sp.ContextName = "default"
-		if t, ok := cm["type"].(string); ok {
-			sp.ContextName = t
-		}
-	}
-	return sp, nil
+	slices.Sort(keys)
+	return keys
 }
 
-// paramsOf reads model_args into Params; an unknown key is an error.
-func paramsOf(args map[string]any) (provider.Params, error) {
-	var p provider.Params
-	if err := strictDecode(args, &p); err != nil {
-		return p, fmt.Errorf("model_args: %w (accepted: max_tokens, seed, stop, temperature, top_k, top_p)", err)
-	}
-	return p, nil
-}
-
-// strictDecode decodes a free-form map into v through YAML, rejecting
-// unknown keys. Params has json tags only, so keys are matched on them.
+// strictDecode decodes the free-form params map into v through YAML,
+// rejecting unknown keys.
 func strictDecode(m map[string]any, v any) error {
 	if m == nil {
 		return nil
-	}
-	if p, ok := v.(*provider.Params); ok {
-		return decodeParams(m, p)
 	}
 	b, err := yaml.Marshal(m)
 	if err != nil {
@@ -220,21 +173,4 @@ func strictDecode(m map[string]any, v any) error {
 	dec := yaml.NewDecoder(strings.NewReader(string(b)))
 	dec.KnownFields(true)
 	return dec.Decode(v)
-}
-
-func decodeParams(m map[string]any, p *provider.Params) error {
-	type params struct {
-		Temperature *float64 `yaml:"temperature"`
-		TopP        *float64 `yaml:"top_p"`
-		TopK        *int     `yaml:"top_k"`
-		MaxTokens   *int     `yaml:"max_tokens"`
-		Stop        []string `yaml:"stop"`
-		Seed        *int     `yaml:"seed"`
-	}
-	var q params
-	if err := strictDecode(m, &q); err != nil {
-		return err
-	}
-	*p = provider.Params{Temperature: q.Temperature, TopP: q.TopP, TopK: q.TopK, MaxTokens: q.MaxTokens, Stop: q.Stop, Seed: q.Seed}
-	return nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lllm-go/lllm/runtime/conversation"
 	"github.com/lllm-go/lllm/runtime/server"
+	"github.com/lllm-go/lllm/tactics"
 )
 
 // DefaultServeAddr is where lllm serve listens and lllm chat connects by
@@ -83,8 +84,12 @@ func tokenFrom(cmd *cobra.Command, name string) (string, error) {
 	return tok, nil
 }
 
-// joinedErrors splits an errors.Join tree into its errors.
+// joinedErrors splits an errors.Join tree, or the one a
+// *tactics.ConfigError wraps, into its errors.
 func joinedErrors(err error) []error {
+	if ce, ok := err.(*tactics.ConfigError); ok && ce.Err != nil {
+		err = ce.Err
+	}
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		var out []error
 		for _, e := range j.Unwrap() {
@@ -121,7 +126,7 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 		return err
 	}
 	defer store.Close()
-	svc, err := conversation.NewService(store, cfg.Agents, conversation.ServiceOptions{AskTimeout: cfg.AskUserTimeout})
+	svc, err := conversation.NewService(store, cfg.Agents, conversation.ServiceOptions{AskTimeout: cfg.AskUserTimeout, Tokens: cfg.Tokens})
 	if err != nil {
 		return &exitError{code: ExitUsage, errs: []error{fmt.Errorf("%s: %w", cfg.Path, err)}}
 	}

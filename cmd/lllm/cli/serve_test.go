@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -202,5 +204,28 @@ func TestServeUsageErrors(t *testing.T) {
 	r = lllm(t, "serve", "--config", "testdata/does-not-exist.yaml")
 	if r.code != ExitUsage || !strings.Contains(r.stderr, "does-not-exist.yaml") {
 		t.Fatalf("missing config: %v", r)
+	}
+}
+
+func TestServeConfigProblems(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "serve.yaml")
+	body := "tactic_type: serve\nglobal: {model_name: mock/x}\nagent_configs:\n" +
+		"  - {name: a, system_prompt: Hi., model_args: {temprature: 1}}\n" +
+		"params: {agents: {z: {}}}\n"
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := lllm(t, "serve", "--config", path, "--addr", "127.0.0.1:0", "--data-dir", t.TempDir())
+	if r.code != ExitUsage || r.stdout != "" {
+		t.Fatalf("%v", r)
+	}
+	// Each problem on its own line, the agent's in lllm run's words.
+	for _, want := range []string{
+		"params.agents.z: no such agent in agent_configs (a)\n",
+		`agent a: model_args: unknown key "temprature" (did you mean "temperature"?)`,
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
 	}
 }

@@ -1,0 +1,305 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/runtime/conversation"
+	"github.com/lllm-go/lllm/runtime/server"
+)
+
+// killConfig serves one agent on the mock. The trigger "slow" makes a
+// reply that never finishes by itself: its text streams, then the model
+// calls ask_user, which waits ten minutes for an answer. A stream on it is
+// mid-reply for as long as the test wants.
+const killConfig = `tactic_type: serve
+global: {model_name: mock/kill}
+agent_configs:
+  - name: assistant
+    system_prompt: You help {sender}.
+params:
+  ask_user_timeout: 10m
+mock:
+  latency: 5ms
+  rules:
+    - match: slow
+      reply:
+        text: "PARTIAL-REPLY thinking it over, slowly"
+        tool_calls:
+          - name: ask_user
+            arguments: {question: "Shall I go on?"}
+`
+
+// servedProcess is an lllm serve process and its address.
+type servedProcess struct {
+	cmd    *exec.Cmd
+	url    string
+	stderr *syncBuffer
+	exited chan struct{} // closed when the process has exited
+	err    error         // the process's exit, once exited is closed
+}
+
+// wait waits for the process to exit and returns how it did.
+func (p *servedProcess) wait(t *testing.T) error {
+	t.Helper()
+	select {
+	case <-p.exited:
+		return p.err
+	case <-time.After(15 * time.Second):
+		t.Fatal("lllm serve did not exit")
+		return nil
+	}
+}
+
+// startServe starts bin serve on a kernel-chosen loopback port and waits
+// for the line that names it.
+func startServe(t *testing.T, bin, config, dataDir string) *servedProcess {
+	t.Helper()
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--config", config, "--data-dir", dataDir)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &servedProcess{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.exited:
+		default:
+			_ = cmd.Process.Kill()
+			<-p.exited
+		}
+	})
+	re := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatalf("lllm serve exited before listening:\n%s", p.stderr.String())
+			}
+			if m := re.FindStringSubmatch(line); m != nil {
+				p.url = m[1]
+				go func() { // keep the pipe drained
+					for range lines {
+					}
+				}()
+				return p
+			}
+		case <-timeout:
+			t.Fatalf("lllm serve did not say where it listens:\n%s", p.stderr.String())
+		}
+	}
+}
+
+// openStream posts content to /v1/stream and returns the response, whose
+// body carries the events.
+func openStream(t *testing.T, ctx context.Context, url, content string) *http.Response {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"agent": "assistant", "sender": "alice", "content": content})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/v1/stream", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		t.Fatalf("stream %q: %s %s", content, resp.Status, b)
+	}
+	return resp
+}
+
+// finishedTurn streams content and returns its events, which must end ok.
+func finishedTurn(t *testing.T, url, content string) []conversation.Event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp := openStream(t, ctx, url, content)
+	defer resp.Body.Close()
+	var evs []conversation.Event
+	if err := readEvents(resp.Body, func(ev conversation.Event) bool { evs = append(evs, ev); return true }); err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) < 2 || evs[0].Type != "start" || evs[len(evs)-1].Type != "end" || evs[len(evs)-1].Status != "ok" {
+		t.Fatalf("turn %q: events %+v", content, evs)
+	}
+	return evs
+}
+
+func getMessages(t *testing.T, url string) server.MessagesResponse {
+	t.Helper()
+	resp, err := http.Get(url + "/v1/conversations/assistant/alice/messages")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m server.MessagesResponse
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("messages: %s %s", resp.Status, b)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// roles describes stored messages as "role:text" for failure messages
+// and comparisons.
+func roles(m server.MessagesResponse) []string {
+	var out []string
+	for _, e := range m.Messages {
+		out = append(out, string(e.Message.Role)+":"+e.Message.Text())
+	}
+	return out
+}
+
+// TestServeSIGKILLMidStream kills a real lllm serve process while a reply
+// streams, restarts it on the same data dir, and checks that the history
+// holds every finished turn and nothing of the unfinished one but the
+// sender's message, and that the conversation carries on.
+func TestServeSIGKILLMidStream(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "lllm")
+	if out, err := exec.Command(gobin, "build", "-o", bin, "github.com/lllm-go/lllm/cmd/lllm").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	config := filepath.Join(dir, "serve.yaml")
+	if err := os.WriteFile(config, []byte(killConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dataDir := filepath.Join(dir, "data")
+
+	p := startServe(t, bin, config, dataDir)
+	first := finishedTurn(t, p.url, "hello there")
+	firstReply := first[len(first)-1].Message.Message.Text()
+	if !strings.HasPrefix(firstReply, "mock reply to: hello there") {
+		t.Fatalf("first reply %q", firstReply)
+	}
+	before := getMessages(t, p.url)
+
+	// The slow turn: wait until its text has streamed and the run waits
+	// inside ask_user, then SIGKILL the server.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp := openStream(t, ctx, p.url, "please go slow")
+	defer resp.Body.Close()
+	var seen []string
+	var partial strings.Builder
+	err = readEvents(resp.Body, func(ev conversation.Event) bool {
+		seen = append(seen, ev.Type)
+		if ev.Type == "text" {
+			partial.WriteString(ev.Text)
+		}
+		return ev.Type != "ask" && ev.Type != "end"
+	})
+	if err != nil || seen[len(seen)-1] != "ask" || !strings.Contains(partial.String(), "PARTIAL-REPLY") {
+		t.Fatalf("slow stream: events %v, text %q, err %v", seen, partial.String(), err)
+	}
+	if m := getMessages(t, p.url); !m.Running || !m.Pending {
+		t.Fatalf("the slow run is not in flight: running %v pending %v", m.Running, m.Pending)
+	}
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	var ee *exec.ExitError
+	if werr := p.wait(t); !errors.As(werr, &ee) || ee.ExitCode() != -1 {
+		t.Fatalf("serve was not killed by a signal: %v", werr)
+	}
+	// The client sees the stream cut short, without an end event.
+	var after []string
+	_ = readEvents(resp.Body, func(ev conversation.Event) bool { after = append(after, ev.Type); return true })
+	if len(after) != 0 {
+		t.Fatalf("events after SIGKILL: %v", after)
+	}
+
+	// The log on disk never held the partial reply.
+	logData, err := os.ReadFile(filepath.Join(dataDir, "assistant", "alice", conversation.LogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(logData, []byte("PARTIAL-REPLY")) || bytes.Contains(logData, []byte("Shall I go on?")) {
+		t.Fatalf("the unfinished reply reached the log:\n%s", logData)
+	}
+
+	q := startServe(t, bin, config, dataDir)
+	restored := getMessages(t, q.url)
+	got := roles(restored)
+	want := append(roles(before), "user:please go slow")
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("restored history:\n%q\nwant the finished turn and the unanswered message:\n%q", got, want)
+	}
+	for i, e := range before.Messages {
+		r := restored.Messages[i]
+		if r.Seq != e.Seq || !r.Time.Equal(e.Time) || r.Message.Name != e.Message.Name {
+			t.Errorf("message %d changed across the restart: %+v, was %+v", i, r, e)
+		}
+	}
+	if restored.Running || restored.Pending || restored.Title != "hello there" {
+		t.Fatalf("restored summary %+v running %v pending %v", restored.Summary, restored.Running, restored.Pending)
+	}
+	if w := q.stderr.String(); strings.Contains(w, "torn") || strings.Contains(strings.ToLower(w), "error") {
+		t.Errorf("restart complained:\n%s", w)
+	}
+
+	// The conversation carries on where it stopped.
+	third := finishedTurn(t, q.url, "hello again")
+	if r := third[len(third)-1].Message.Message.Text(); !strings.HasPrefix(r, "mock reply to: hello again") {
+		t.Fatalf("third reply %q", r)
+	}
+	final := getMessages(t, q.url)
+	got = roles(final)
+	if len(got) != 5 || got[3] != "user:hello again" || final.Messages[4].Message.Role != dialog.RoleAssistant {
+		t.Fatalf("history after the new turn: %q", got)
+	}
+	for i := 1; i < len(final.Messages); i++ {
+		if final.Messages[i].Seq <= final.Messages[i-1].Seq {
+			t.Fatalf("sequence numbers not increasing: %+v", final.Messages)
+		}
+	}
+
+	// Ctrl-C stops the restarted server cleanly.
+	if err := q.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.wait(t); err != nil {
+		t.Fatalf("serve after an interrupt: %v\n%s", err, q.stderr.String())
+	}
+}
