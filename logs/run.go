@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/internal/atomicfile"
 )
 
 // DefaultRoot is the log root used when none is given.
@@ -66,18 +67,11 @@ func Create(root string, start RunStart, opts Options) (*Writer, *Run, error) {
 		_ = os.RemoveAll(tmp)
 		return nil, nil, fmt.Errorf("logs: creating run %s: %w", id, err)
 	}
-	syncDir(root)
+	_ = atomicfile.SyncDir(root) // best effort: the run is complete either way
 	// Go on with the caller's sync policy on the same open file.
 	w.owned = true
 	w.setSync(opts)
 	return w, &Run{ID: id, Dir: dir, Start: &start}, nil
-}
-
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
 }
 
 // NewRunStart fills in what a run_start records about the environment: the

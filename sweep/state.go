@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/lllm-go/lllm/internal/atomicfile"
 )
 
 // The files of a sweep directory.
@@ -456,29 +458,6 @@ type ManifestCell struct {
 	Settings Point  `json:"settings"`
 }
 
-// writeFileAtomic writes data to path through a temporary file and a
-// rename, so that readers see the old content or the new, never a part.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
-}
-
 // ReadManifest reads the manifest of the sweep directory dir.
 func ReadManifest(dir string) (*Manifest, error) {
 	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
@@ -500,7 +479,7 @@ func writeManifest(dir string, m *Manifest) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(dir, ManifestFile), append(b, '\n')); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, ManifestFile), append(b, '\n')); err != nil {
 		return fmt.Errorf("writing the sweep manifest: %w", err)
 	}
 	return nil

@@ -190,47 +190,6 @@ func (a *appender) close() error {
 
 var errClosed = errors.New("conversation: store closed")
 
-// writeFileSync writes data to path through a temporary file in the same
-// directory: written, fsynced, renamed into place, and the directory
-// fsynced, so path holds either nothing or all of data.
-func writeFileSync(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp.Name())
-		return err
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return err
-	}
-	return nil
-}
-
 // decodeMessage decodes a message record's payload.
 func decodeMessage(raw json.RawMessage) (*dialog.Message, error) {
 	var m dialog.Message

@@ -21,6 +21,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/internal/atomicfile"
 )
 
 // LogFile is the name of a conversation's log inside its directory.
@@ -615,7 +616,7 @@ func (c *Conversation) Compact(ctx context.Context, summarize Summarizer) (Archi
 		return Archive{}, err
 	}
 	path := filepath.Join(c.dir, filepath.FromSlash(a.File))
-	if err := writeFileSync(path, append(data, '\n')); err != nil {
+	if err := atomicfile.WriteFile(path, append(data, '\n')); err != nil {
 		return Archive{}, fmt.Errorf("conversation: writing archive: %w", err)
 	}
 	if h := c.store.beforeMarker; h != nil {
