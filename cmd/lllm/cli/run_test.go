@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -333,8 +335,10 @@ agent_configs:
 	}
 }
 
-// lllm run and lllm runs as subprocesses of a binary built here.
-func TestBinaryRunAndRuns(t *testing.T) {
+// buildLLLM builds the lllm binary once per test process and returns its
+// path. It skips the test under -short or when go is not on PATH.
+func buildLLLM(t *testing.T) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -342,12 +346,33 @@ func TestBinaryRunAndRuns(t *testing.T) {
 	if err != nil {
 		t.Skip("go is not on PATH")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "lllm")
-	build := exec.Command(gobin, "build", "-o", bin, "github.com/lllm-go/lllm/cmd/lllm")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		dir, err := os.MkdirTemp("", "lllm-bin-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.path = filepath.Join(dir, "lllm")
+		if out, err := exec.Command(gobin, "build", "-o", built.path, "github.com/lllm-go/lllm/cmd/lllm").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
+	return built.path
+}
+
+var built struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// lllm run and lllm runs as subprocesses of a binary built here.
+func TestBinaryRunAndRuns(t *testing.T) {
+	bin := buildLLLM(t)
+	dir := t.TempDir()
 	cfg, logDir := writeConfig(t, chatConfig)
 	run := func(args ...string) (int, string, string) {
 		t.Helper()
@@ -420,4 +445,13 @@ func TestBinaryRunAndRuns(t *testing.T) {
 	if err != nil || len(sums) != 1 || sums[0].Status() != logs.StatusCancelled {
 		t.Fatalf("the cancelled run's log: %v %+v", err, sums)
 	}
+}
+
+// TestMain removes the binary buildLLLM built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.path != "" {
+		_ = os.RemoveAll(filepath.Dir(built.path))
+	}
+	os.Exit(code)
 }

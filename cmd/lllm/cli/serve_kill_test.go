@@ -189,18 +189,8 @@ func roles(m server.MessagesResponse) []string {
 // holds every finished turn and nothing of the unfinished one but the
 // sender's message, and that the conversation carries on.
 func TestServeSIGKILLMidStream(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go is not on PATH")
-	}
+	bin := buildLLLM(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "lllm")
-	if out, err := exec.Command(gobin, "build", "-o", bin, "github.com/lllm-go/lllm/cmd/lllm").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	config := filepath.Join(dir, "serve.yaml")
 	if err := os.WriteFile(config, []byte(killConfig), 0o644); err != nil {
 		t.Fatal(err)
@@ -223,7 +213,7 @@ func TestServeSIGKILLMidStream(t *testing.T) {
 	defer resp.Body.Close()
 	var seen []string
 	var partial strings.Builder
-	err = readEvents(resp.Body, func(ev conversation.Event) bool {
+	err := readEvents(resp.Body, func(ev conversation.Event) bool {
 		seen = append(seen, ev.Type)
 		if ev.Type == "text" {
 			partial.WriteString(ev.Text)
