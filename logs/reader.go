@@ -3,9 +3,9 @@ package logs
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
+	jsonv2 "github.com/go-json-experiment/json"
 	"io"
 	"os"
 	"strconv"
@@ -159,7 +159,7 @@ func (r *Reader) next() (*Record, error) {
 			continue
 		}
 		rec := new(Record)
-		if err := json.Unmarshal(line, rec); err != nil {
+		if err := jsonv2.Unmarshal(line, rec); err != nil {
 			if !whole && r.start != nil {
 				r.warn("skipped a torn last line %d (%d bytes): the run stopped while writing it", r.line, len(line))
 				return nil, io.EOF
