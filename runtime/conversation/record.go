@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+
 	"github.com/lllm-go/lllm/dialog"
 )
 
@@ -193,7 +195,7 @@ var errClosed = errors.New("conversation: store closed")
 // decodeMessage decodes a message record's payload.
 func decodeMessage(raw json.RawMessage) (*dialog.Message, error) {
 	var m dialog.Message
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if err := jsonv2.Unmarshal(raw, &m); err != nil {
 		return nil, err
 	}
 	return &m, nil

@@ -20,6 +20,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	jsonv2 "github.com/go-json-experiment/json"
+
 	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/internal/atomicfile"
 )
@@ -323,7 +325,7 @@ func (c *Conversation) load() error {
 			break
 		}
 		var rec record
-		if derr := json.Unmarshal(line, &rec); derr != nil || rec.Kind == "" {
+		if derr := jsonv2.Unmarshal(line, &rec); derr != nil || rec.Kind == "" {
 			if _, perr := r.Peek(1); perr == io.EOF {
 				torn("not a whole record")
 				break
