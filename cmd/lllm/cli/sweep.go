@@ -105,10 +105,8 @@ func runSweep(cmd *cobra.Command, o *sweepCmdOptions, path string) error {
 		return usageErrorf(cmd, "--concurrency %d: want 1 or more", o.concurrency)
 	}
 	sopts.Concurrency = o.concurrency
-	for _, s := range o.sets {
-		if k, _, ok := strings.Cut(s, "="); !ok || k == "" {
-			return usageErrorf(cmd, "--set %q: want KEY.PATH=VALUE, such as global.model_name=openai/gpt-4o-mini", s)
-		}
+	if err := checkSets(cmd, o.sets); err != nil {
+		return err
 	}
 	spec, err := sweep.LoadSpec(path)
 	if err != nil {

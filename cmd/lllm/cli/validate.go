@@ -3,12 +3,15 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
 
 	"github.com/lllm-go/lllm/runtime/config"
 	"github.com/lllm-go/lllm/runtime/server"
+	"github.com/lllm-go/lllm/sweep"
 	"github.com/lllm-go/lllm/tactics"
 )
 
@@ -28,6 +31,10 @@ type, a base cycle, an unknown tactic, agents the tactic needs that the
 config lacks, agents without a model or a system prompt, and, once those
 are fixed, unknown model_args, providers and context managers.
 
+CONFIG may also be a serve config (tactic_type: serve), checked as lllm
+serve loads it, or a sweep spec (a file with a dataset), checked with
+everything it names as lllm sweep checks it before running.
+
 --set KEY.PATH=VALUE applies overrides first, as lllm run does.
 
 The exit code is 0 when the config is valid, printing the tactic and its
@@ -35,7 +42,10 @@ agents, and 2 when it is not.`,
 		Example: `  lllm validate configs/quickstart.yaml
 
   # With the override you mean to run with
-  lllm validate config.yaml --set global.model_name=openai/gpt-4o-mini`,
+  lllm validate config.yaml --set global.model_name=openai/gpt-4o-mini
+
+  # A sweep spec: its base config, dataset, axes and scorers
+  lllm validate configs/sweep-example.yaml`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			switch len(args) {
 			case 0:
@@ -54,6 +64,9 @@ agents, and 2 when it is not.`,
 }
 
 func runValidate(cmd *cobra.Command, o *validateOptions, path string) error {
+	if isSweepSpec(path) {
+		return validateSweep(cmd, o, path)
+	}
 	cfg, err := loadConfig(cmd, path, o.sets)
 	var xe *exitError
 	if errors.As(err, &xe) {
@@ -95,6 +108,44 @@ func runValidate(cmd *cobra.Command, o *validateOptions, path string) error {
 	out := newOutput(cmd)
 	fmt.Fprintf(out, "%s: ok (tactic %s, agents %s)\n", path, cfg.TacticType, strings.Join(names, ", "))
 	return out.flush()
+}
+
+// isSweepSpec reports whether path holds a sweep spec rather than a tactic
+// config: a dataset and no tactic_type.
+func isSweepSpec(path string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var top map[string]any
+	if yaml.Unmarshal(data, &top) != nil {
+		return false
+	}
+	_, dataset := top["dataset"]
+	_, tactic := top["tactic_type"]
+	return dataset && !tactic
+}
+
+// validateSweep checks a sweep spec and everything it names, as lllm sweep
+// does before it runs anything.
+func validateSweep(cmd *cobra.Command, o *validateOptions, path string) error {
+	if err := checkSets(cmd, o.sets); err != nil {
+		return err
+	}
+	spec, err := sweep.LoadSpec(path)
+	if err == nil {
+		var sw *sweep.Sweep
+		if sw, err = sweep.New(cmd.Context(), spec, sweep.Options{Sets: o.sets, LogRoot: o.logDir}); err == nil {
+			plan := sw.Plan()
+			out := newOutput(cmd)
+			fmt.Fprintf(out, "%s: ok (sweep spec: %d cells, %d samples)\n", path, len(plan.Cells), plan.Samples)
+			return out.flush()
+		}
+	}
+	if errors.As(err, new(*sweep.SpecError)) || errors.As(err, new(*tactics.ConfigError)) {
+		return reportProblems(cmd, path, problems(err))
+	}
+	return err
 }
 
 // reportProblems prints each problem on a line of stderr, then a count,

@@ -19,3 +19,15 @@ func TestValidateShippedConfigs(t *testing.T) {
 		t.Fatalf("%v", r)
 	}
 }
+
+// A sweep spec is checked as lllm sweep checks it before running.
+func TestValidateSweepSpec(t *testing.T) {
+	r := lllm(t, "validate", "../../../configs/sweep-example.yaml", "--log-dir", t.TempDir())
+	if r.code != 0 || r.stdout != "../../../configs/sweep-example.yaml: ok (sweep spec: 4 cells, 80 samples)\n" {
+		t.Fatalf("%v", r)
+	}
+	r = lllm(t, "validate", "../../../configs/sweep-example.yaml", "--log-dir", t.TempDir(), "--set", "global.modl_name=x")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, `unknown key "modl_name" in global (did you mean "model_name"?)`) {
+		t.Fatalf("%v", r)
+	}
+}
