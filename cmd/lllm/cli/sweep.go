@@ -234,22 +234,28 @@ included. It runs nothing; "calls" is 0.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rep, warnings, err := sweep.LoadReport(args[0])
-			warn(cmd, warnings)
-			if err != nil {
-				return err
-			}
-			out := newOutput(cmd)
-			if err := rep.Write(out, format.value); err != nil {
-				return err
-			}
-			if format.value == "text" {
-				fmt.Fprintf(out, "%d/%d samples done; results in %s\n", rep.Done, rep.Samples, rep.Dir)
-			}
-			return out.flush()
+			return printReport(cmd, rep, warnings, err, format.value, "")
 		},
 	}
 	addFormatFlag(cmd, "output", format)
 	return cmd
+}
+
+// printReport prints what sweep report and sweep merge read from disk:
+// the warnings, then the table, and in text a line saying how much is done.
+func printReport(cmd *cobra.Command, rep *sweep.Report, warnings []string, err error, format, prefix string) error {
+	warn(cmd, warnings)
+	if err != nil {
+		return err
+	}
+	out := newOutput(cmd)
+	if err := rep.Write(out, format); err != nil {
+		return err
+	}
+	if format == "text" {
+		fmt.Fprintf(out, "%s%d/%d samples done; results in %s\n", prefix, rep.Done, rep.Samples, rep.Dir)
+	}
+	return out.flush()
 }
 
 func newSweepMergeCmd(opts *options) *cobra.Command {
@@ -276,18 +282,7 @@ Nothing is deleted; merging twice is harmless.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rep, warnings, err := sweep.Merge(args[0], args[1:]...)
-			warn(cmd, warnings)
-			if err != nil {
-				return err
-			}
-			out := newOutput(cmd)
-			if err := rep.Write(out, format.value); err != nil {
-				return err
-			}
-			if format.value == "text" {
-				fmt.Fprintf(out, "merged: %d/%d samples done; results in %s\n", rep.Done, rep.Samples, rep.Dir)
-			}
-			return out.flush()
+			return printReport(cmd, rep, warnings, err, format.value, "merged: ")
 		},
 	}
 	addFormatFlag(cmd, "output", format)
