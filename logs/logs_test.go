@@ -427,3 +427,37 @@ func FuzzReader(f *testing.F) {
 func logBytesF(version string) string {
 	return fmt.Sprintf(`{"seq":1,"kind":"run_start","run_start":{"format":%q,"version":%q}}`+"\n", FormatName, version)
 }
+
+// A run without a run_end is running while a Writer holds its log, and
+// interrupted once none does: the process ended without finishing it.
+func TestRunningOrInterrupted(t *testing.T) {
+	root := t.TempDir()
+	w, run, err := Create(root, RunStart{Tactic: "t"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := func() Status {
+		sums, err := List(root)
+		if err != nil || len(sums) != 1 {
+			t.Fatalf("List: %v %v", sums, err)
+		}
+		return sums[0].Status()
+	}
+	if !run.Writing() || status() != StatusRunning {
+		t.Fatalf("open log: writing %v, status %s", run.Writing(), status())
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if run.Writing() || status() != StatusInterrupted {
+		t.Fatalf("closed without run_end: writing %v, status %s", run.Writing(), status())
+	}
+
+	w, run, err = Create(t.TempDir(), RunStart{Tactic: "t"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Finish(RunEnd{Status: StatusOK}); err != nil || run.Writing() {
+		t.Fatalf("finished: %v, writing %v", err, run.Writing())
+	}
+}

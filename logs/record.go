@@ -106,6 +106,9 @@ const (
 	StatusFailed    Status = "failed"
 	StatusCancelled Status = "cancelled"
 	StatusRunning   Status = "running" // no run_end yet; never written
+	// StatusInterrupted is a log without a run_end that no process writes
+	// any more: its run was killed or crashed. Never written.
+	StatusInterrupted Status = "interrupted"
 )
 
 // RunEnd closes a log.

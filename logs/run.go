@@ -58,6 +58,13 @@ func Create(root string, start RunStart, opts Options) (*Writer, *Run, error) {
 		return nil, nil, fmt.Errorf("logs: %w", err)
 	}
 	start.RunID = id
+	// Readers tell a run being written from one that stopped without
+	// finishing its log by this lock (Summary.Status, Run.Writing).
+	if err := lockWriting(f); err != nil {
+		_ = f.Close()
+		_ = os.RemoveAll(tmp)
+		return nil, nil, fmt.Errorf("logs: locking the log of run %s: %w", id, err)
+	}
 	w, err := NewWriter(f, start, Options{SyncInterval: -1})
 	if err == nil {
 		err = os.Rename(tmp, dir)
@@ -287,16 +294,29 @@ type Summary struct {
 	Started time.Time
 	End     *RunEnd   // nil while running, or after a crash
 	Ended   time.Time // zero when End is nil
-	Err     error     // why the log could not be read, if it could not
+	// Writing is whether a process still writes the log; false once it
+	// ends, however it ends.
+	Writing bool
+	Err     error // why the log could not be read, if it could not
 }
 
-// Status is the run's final status, or StatusRunning without a run_end.
+// Status is the run's final status; without a run_end, StatusRunning while
+// a process still writes the log and StatusInterrupted once none does.
 func (s Summary) Status() Status {
-	if s.End == nil {
+	switch {
+	case s.End != nil:
+		return s.End.Status
+	case s.Writing:
 		return StatusRunning
 	}
-	return s.End.Status
+	return StatusInterrupted
 }
+
+// Writing reports whether a process still writes the run's log: a Writer
+// from Create holds a lock on it until it is closed or its process ends.
+// Where the OS has no flock, it reports true for every log without a
+// run_end.
+func (r *Run) Writing() bool { return beingWritten(r.Path()) }
 
 // List summarises every run under root (DefaultRoot if empty), oldest first.
 // It reads only the first and last records of each log. A run whose log
@@ -333,6 +353,8 @@ func summarize(id, dir string) Summary {
 	s.Start, s.Started = first.RunStart, first.Time
 	if last, err := lastRecord(path); err == nil && last.Kind == KindRunEnd && last.RunEnd != nil {
 		s.End, s.Ended = last.RunEnd, last.Time
+	} else {
+		s.Writing = beingWritten(path)
 	}
 	return s
 }

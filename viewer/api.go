@@ -36,8 +36,8 @@ type runJSON struct {
 	Labels     map[string]string `json:"labels,omitempty"`
 }
 
-func newRunJSON(id string, start *logs.RunStart, started time.Time, end *logs.RunEnd, ended time.Time) runJSON {
-	j := runJSON{ID: id, Status: string(logs.StatusRunning)}
+func newRunJSON(id string, status logs.Status, start *logs.RunStart, started time.Time, end *logs.RunEnd, ended time.Time) runJSON {
+	j := runJSON{ID: id, Status: string(status)}
 	if start != nil {
 		j.Tactic, j.Labels = start.Tactic, start.Labels
 	}
@@ -65,7 +65,7 @@ func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) {
 	}
 	runs := make([]runJSON, 0, len(sums))
 	for _, s := range sums {
-		j := newRunJSON(s.ID, s.Start, s.Started, s.End, s.Ended)
+		j := newRunJSON(s.ID, s.Status(), s.Start, s.Started, s.End, s.Ended)
 		if s.Err != nil {
 			j.Status, j.Error = "unreadable", s.Err.Error()
 		}
@@ -104,7 +104,7 @@ func (h *Handler) getRun(w http.ResponseWriter, r *http.Request) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	d := runDetail{
-		runJSON: newRunJSON(id, ix.start, ix.started, ix.end, ix.ended),
+		runJSON: newRunJSON(id, ix.status(), ix.start, ix.started, ix.end, ix.ended),
 		Version: ix.scanned, Bytes: ix.scanned + ix.pending, Records: ix.records,
 		Dialogs: len(ix.nodes), Roots: len(ix.roots), Messages: ix.messages,
 		Warnings: append([]string{}, ix.warnings...),

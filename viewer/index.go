@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -373,12 +374,16 @@ func (ix *index) outcome(n *node) string {
 	return "failed"
 }
 
-// status is the run's status: its run_end's, or running.
+// status is the run's status: its run_end's; without one, running while a
+// process still writes the log, else interrupted.
 func (ix *index) status() logs.Status {
-	if ix.end == nil {
+	switch {
+	case ix.end != nil:
+		return ix.end.Status
+	case (&logs.Run{Dir: filepath.Dir(ix.path)}).Writing():
 		return logs.StatusRunning
 	}
-	return ix.end.Status
+	return logs.StatusInterrupted
 }
 
 // pendingWarning describes the bytes after the last whole line.

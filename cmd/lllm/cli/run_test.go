@@ -419,21 +419,9 @@ func TestBinaryRunAndRuns(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		// The working fork is made just before the model is called.
-		events, _ := filepath.Glob(filepath.Join(slowLogs, "*", logs.EventsFile))
-		if len(events) == 1 {
-			if b, _ := os.ReadFile(events[0]); bytes.Contains(b, []byte(`"kind":"fork"`)) {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("the run never reached its model call; stderr:\n%s", stderrBuf.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	killAtCleanup(t, cmd.Process)
+	// The working fork is made just before the model is called.
+	waitFor(t, slowLogs, `"kind":"fork"`)
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -445,6 +433,44 @@ func TestBinaryRunAndRuns(t *testing.T) {
 	if err != nil || len(sums) != 1 || sums[0].Status() != logs.StatusCancelled {
 		t.Fatalf("the cancelled run's log: %v %+v", err, sums)
 	}
+
+	// SIGKILL leaves no run_end: lllm runs tells it from a live run.
+	killed, killedLogs := writeConfig(t, chatConfig+"  latency: 1m\n")
+	cmd = exec.Command(bin, "run", killed, "--task", "hi", "--log-dir", killedLogs)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killAtCleanup(t, cmd.Process)
+	waitFor(t, killedLogs, `"kind":"fork"`)
+	if sums, err := logs.List(killedLogs); err != nil || len(sums) != 1 || sums[0].Status() != logs.StatusRunning {
+		t.Fatalf("a run in flight: %v %+v", err, sums)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if code, stdout, _ := run("runs", "--log-dir", killedLogs, "-o", "json"); code != 0 || decodeJSON[[]runJSON](t, stdout)[0].Status != "interrupted" {
+		t.Fatalf("a killed run: exit %d\n%s", code, stdout)
+	}
+}
+
+// killAtCleanup kills p when the test ends, in case it failed first.
+func killAtCleanup(t *testing.T, p *os.Process) {
+	t.Cleanup(func() { _ = p.Kill() })
+}
+
+// waitFor waits until the one run log under root contains s.
+func waitFor(t *testing.T, root, s string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		events, _ := filepath.Glob(filepath.Join(root, "*", logs.EventsFile))
+		if len(events) == 1 {
+			if b, _ := os.ReadFile(events[0]); bytes.Contains(b, []byte(s)) {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no run log under %s came to contain %s", root, s)
 }
 
 // TestMain removes the binary buildLLLM built.

@@ -31,8 +31,9 @@ func newRunsCmd(opts *options) *cobra.Command {
 		Short: "List the runs under the log root",
 		Long: `List every run under the log root (--log-dir), oldest first, newest last.
 
-For each run: its id, tactic and status (ok, failed, cancelled, or running
-when its log has no run_end record: the run is still going or it crashed),
+For each run: its id, tactic and status (ok, failed or cancelled from its
+run_end record; without one, running while a process still writes its log,
+or interrupted when none does: the process was killed or crashed),
 when it started (local time), how long it took, and, once it has ended, the
 dialogs, model calls, tokens and dollars it spent. A run whose log cannot be
 read is listed as "unreadable"; -o json gives the reason.
