@@ -24,11 +24,11 @@ import (
 type Tree struct {
 	RunID  string
 	Tactic string
-	// Status is how the run ended, or logs.StatusRunning when its log has
-	// no run_end (the run is still going, or crashed).
+	// Status is how the run ended; without a run_end, logs.StatusRunning,
+	// or logs.StatusInterrupted when Load finds no process writing the log.
 	Status logs.Status
-	// Start is the run_start record, End the run_end record (nil when
-	// Status is logs.StatusRunning).
+	// Start is the run_start record, End the run_end record (nil when the
+	// log has none).
 	Start *logs.RunStart
 	End   *logs.RunEnd
 	// Roots are the root dialogs in the order they were opened; Nodes
@@ -158,6 +158,9 @@ func Load(ctx context.Context, run *logs.Run, opts Options) (*Tree, []string, er
 	}
 	if t.RunID == "" {
 		t.RunID = run.ID
+	}
+	if t.End == nil && !run.Writing() {
+		t.Status = logs.StatusInterrupted
 	}
 	return t, r.Warnings(), nil
 }
