@@ -1,6 +1,7 @@
 package replay_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lllm-go/lllm/logs"
 	"github.com/lllm-go/lllm/replay"
@@ -277,5 +279,37 @@ func TestReplayBadRuns(t *testing.T) {
 	rep, err := replay.Run(t.Context(), rec, replay.Options{})
 	if err != nil || rep.Divergence != nil {
 		t.Fatalf("replay of a run torn after its last call: %v %v", err, rep.Divergence)
+	}
+}
+
+// Recorded failures replay as the same errors, so the agent retries again,
+// but without waiting its backoff.
+func TestReplayRetriesWithoutWaiting(t *testing.T) {
+	cfg, err := config.Parse("retry.yaml", []byte(`
+tactic_type: chat
+global: {model_name: mock/demo}
+agent_configs:
+  - {name: assistant, system_prompt: You answer.}
+mock:
+  replies: [{error: rate_limit}, {error: server}, {text: "Paris."}]
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	noWait := func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+	res, err := tactics.Run(t.Context(), cfg, "Capital of France?", tactics.RunOptions{LogDir: root, Sleep: noWait})
+	if err != nil || res.Status != logs.StatusOK || res.Totals.ModelCalls != 3 {
+		t.Fatalf("recording: %v %+v", err, res)
+	}
+	run, err := logs.Open(root, res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	rep := replayRun(t, run, replay.Options{})
+	// The agent's first backoff alone is at least half a second.
+	if took := time.Since(start); rep.Divergence != nil || rep.Calls != 3 || string(rep.Run.Result) != `"Paris."` || took > 400*time.Millisecond {
+		t.Fatalf("replay: %v, %d calls, result %s, took %v", rep.Divergence, rep.Calls, rep.Run.Result, took)
 	}
 }

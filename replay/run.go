@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/lllm-go/lllm/internal/registry"
 	"github.com/lllm-go/lllm/logs"
@@ -99,6 +100,8 @@ func Run(ctx context.Context, rec *Recording, opts Options) (*Report, error) {
 		LogDir: root,
 		Seed:   rec.Start.Seed,
 		Labels: map[string]string{LabelReplayOf: rec.Run.ID},
+		// Recorded failures are served at once: their backoff waited once.
+		Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() },
 		Models: func(context.Context, config.Agent, provider.Config) (provider.Model, error) {
 			return model, nil
 		},

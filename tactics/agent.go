@@ -85,6 +85,10 @@ type Agent struct {
 	Log Log
 	// Stream, when set, receives each reply's text as it arrives.
 	Stream func(ctx context.Context, c provider.Chunk) error
+	// Sleep waits d before a retry, or returns ctx's error if ctx ends
+	// first; nil waits on a timer. A replay, whose recorded failures need
+	// no waiting, passes one that returns at once.
+	Sleep func(ctx context.Context, d time.Duration) error
 
 	mu      sync.Mutex
 	onCall  func(*CallSession) // set by the tactic Session that made the agent
@@ -466,7 +470,11 @@ func (a *Agent) invoke(ctx context.Context, work *dialog.Dialog, gov *dialog.Pro
 		case pe.Kind == provider.ErrCancelled || ctx.Err() != nil:
 			return nil, err
 		case pe.Retryable() && attempt <= lim.MaxRetries:
-			if err := sleep(ctx, lim.backoff(attempt, pe.Retry)); err != nil {
+			wait := a.Sleep
+			if wait == nil {
+				wait = sleep
+			}
+			if err := wait(ctx, lim.backoff(attempt, pe.Retry)); err != nil {
 				return nil, err
 			}
 		case !pe.Retryable() && recalls < lim.MaxLLMRecall:

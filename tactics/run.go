@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -33,6 +34,9 @@ type RunOptions struct {
 	Seed int64
 	// Labels are recorded in the run's log (run_start.labels).
 	Labels map[string]string
+	// Sleep, when set, is every agent's Agent.Sleep: how it waits before
+	// retrying a failed model call.
+	Sleep func(ctx context.Context, d time.Duration) error
 	// Models, when set, opens each agent's model in place of provider.Open,
 	// given the agent's config and the provider.Config Run would use. A
 	// replay serves recorded replies this way; a sweep wraps each real model
@@ -208,13 +212,14 @@ type agentSpec struct {
 	cm     contextmgr.Manager
 	cmName string
 	tokens *contextmgr.Tokenizer
+	sleep  func(ctx context.Context, d time.Duration) error
 	log    Log
 }
 
 func (sp *agentSpec) make() *Agent {
 	return &Agent{Name: sp.name, System: sp.system, Model: sp.model, ModelName: sp.full,
 		Params: sp.params, Limits: sp.limits, Context: sp.cm, ContextName: sp.cmName,
-		Tokens: sp.tokens, Log: sp.log}
+		Tokens: sp.tokens, Sleep: sp.sleep, Log: sp.log}
 }
 
 // agentMakers are the makers of agents of specs, without a log.
@@ -361,7 +366,7 @@ func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prom
 	if cmCfg == nil {
 		cmCfg = cfg.ContextManager
 	}
-	sp := &agentSpec{name: ac.Name, system: system, model: model, full: ac.ModelName, params: params, limits: lim, tokens: tokens}
+	sp := &agentSpec{name: ac.Name, system: system, model: model, full: ac.ModelName, params: params, limits: lim, tokens: tokens, sleep: opts.Sleep}
 	if cmCfg != nil {
 		if sp.cm, err = contextmgr.New(cmCfg); err != nil {
 			return nil, fmt.Errorf("context_manager: %w", err)
