@@ -69,7 +69,7 @@ function fmtDuration(ms) {
 }
 
 function fmtUSD(x) {
-  if (!x) return '';
+  if (!x) return '$0';
   if (x >= 0.01) return '$' + x.toFixed(2);
   return '$' + x.toPrecision(2);
 }
