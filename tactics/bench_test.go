@@ -3,6 +3,7 @@ package tactics
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -125,5 +126,71 @@ func agentCall(b *testing.B, baseURL, system string, turns []string, logged bool
 			return err
 		}
 		return a.Close("turn")
+	}
+}
+
+// instantModel answers at once, so that a benchmark measures the
+// framework alone.
+type instantModel struct{}
+
+func (instantModel) Generate(context.Context, *provider.Request) (*provider.Response, error) {
+	return &provider.Response{Message: dialog.Message{Role: dialog.RoleAssistant,
+		Content: "The answer is 4, because two and two make four.",
+		Usage:   dialog.Usage{InputTokens: 420, OutputTokens: 12}}}, nil
+}
+
+// BenchmarkRespondFrameworkOnly is the absolute cost of the framework
+// around one model call, with a model that answers at once: the same turn
+// as BenchmarkCallOverhead (a fork of a 10-message dialog, Respond, Close)
+// without a log, with the log's records encoded but discarded, and with
+// them written to a log file.
+func BenchmarkRespondFrameworkOnly(b *testing.B) {
+	for _, mode := range []string{"no-log", "log-encoded", "log-file"} {
+		b.Run(mode, func(b *testing.B) {
+			a := &Agent{Name: "bench", System: dialog.MustPrompt("sys", "You are careful."), Model: instantModel{},
+				ModelName: "openai/gpt-4o-mini", Limits: DefaultLimits()}
+			switch mode {
+			case "log-encoded":
+				w, err := logs.NewWriter(io.Discard, logs.RunStart{Tactic: "bench"}, logs.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				a.Log = w
+			case "log-file":
+				w, _, err := logs.Create(b.TempDir(), logs.RunStart{Tactic: "bench"}, logs.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { w.Close() })
+				a.Log = w
+			}
+			if err := a.Open("base", nil); err != nil {
+				b.Fatal(err)
+			}
+			base, _ := a.Dialog("base")
+			for i := range 9 {
+				var err error
+				if i%2 == 1 {
+					_, err = base.Append(dialog.Message{Role: dialog.RoleAssistant, Content: strings.Repeat("some words of context ", 8)})
+				} else {
+					err = a.Receive(strings.Repeat("some words of context ", 8))
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			ctx := context.Background()
+			for b.Loop() {
+				if err := a.Fork("base", "turn", 0, 0, true); err != nil {
+					b.Fatal(err)
+				}
+				if _, _, err := a.Respond(ctx); err != nil {
+					b.Fatal(err)
+				}
+				if err := a.Close("turn"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
