@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lllm-go/lllm/dialog"
@@ -43,6 +44,9 @@ type index struct {
 	warnings []string
 	orphans  int // message records of dialogs the log never opened
 	err      error
+	// writing is whether a process still writes the log, as update last
+	// found it (only asked while the log has no run_end).
+	writing atomic.Bool
 }
 
 // node is one dialog of the index.
@@ -84,7 +88,11 @@ func (ix *index) update(ctx context.Context) error {
 	ix.mu.RLock()
 	current := ix.info != nil && os.SameFile(ix.info, st) && st.Size() == ix.scanned+ix.pending
 	fatal := ix.err
+	ended := ix.end != nil
 	ix.mu.RUnlock()
+	if !ended {
+		ix.writing.Store((&logs.Run{Dir: filepath.Dir(ix.path)}).Writing())
+	}
 	if current {
 		return fatal
 	}
@@ -325,9 +333,9 @@ func locate(n *node, i int) (*node, span, bool) {
 // outcome says how a working copy (an alias ending in "#N") fared: "ok"
 // when its reply reached the dialog it answered for, "retried" when its
 // reply failed to parse and a new attempt was forked from it, "failed"
-// when the run ended without its reply being used, "error" when its model
-// calls failed, "pending" while the run may still use it. It is empty for
-// a dialog that is not a working copy.
+// when the run ended (or was interrupted) without its reply being used,
+// "error" when its model calls failed, "pending" while the run may still
+// use it. It is empty for a dialog that is not a working copy.
 func (ix *index) outcome(n *node) string {
 	m := attemptAlias.FindStringSubmatch(n.Alias)
 	if m == nil {
@@ -366,7 +374,7 @@ func (ix *index) outcome(n *node) string {
 		}
 	}
 	switch {
-	case ix.end == nil:
+	case ix.end == nil && ix.writing.Load():
 		return "pending"
 	case n.errors > 0:
 		return "error"
@@ -380,7 +388,7 @@ func (ix *index) status() logs.Status {
 	switch {
 	case ix.end != nil:
 		return ix.end.Status
-	case (&logs.Run{Dir: filepath.Dir(ix.path)}).Writing():
+	case ix.writing.Load():
 		return logs.StatusRunning
 	}
 	return logs.StatusInterrupted

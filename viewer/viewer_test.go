@@ -563,3 +563,31 @@ func contentOf(t *testing.T, raw json.RawMessage) string {
 	}
 	return m.Content
 }
+
+// A working copy whose reply never came is pending while the run is being
+// written, and failed once its process stopped without finishing the log.
+func TestAttemptOfInterruptedRun(t *testing.T) {
+	root := t.TempDir()
+	w, run, err := logs.Create(root, logs.RunStart{Tactic: "chat"}, logs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := must(dialog.New("coder", dialog.WithAlias("main"), dialog.WithSink(w)))
+	must(d.PutText("question"))
+	work := must(d.Fork(0, 0, dialog.WithAlias("main#1")))
+	h := New(root, Options{})
+	url := "/api/runs/" + run.ID + "/dialogs/" + work.ID()
+
+	var info dialogInfo
+	get(t, h, url, 200, &info)
+	if info.RunStatus != "running" || info.Node.Outcome != "pending" || info.Node.Failed {
+		t.Fatalf("while written: run %s, attempt %+v", info.RunStatus, info.Node)
+	}
+	if err := w.Close(); err != nil { // the process stops without a run_end
+		t.Fatal(err)
+	}
+	get(t, h, url, 200, &info)
+	if info.RunStatus != "interrupted" || info.Node.Outcome != "failed" || !info.Node.Failed {
+		t.Fatalf("after the writer stopped: run %s, attempt %+v", info.RunStatus, info.Node)
+	}
+}
