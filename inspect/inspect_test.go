@@ -658,3 +658,46 @@ func TestRenderJSONMatchesEncodingJSON(t *testing.T) {
 		t.Errorf("empty tree: %q", got)
 	}
 }
+
+// An attempt without a reply is not failed while its run is written, and
+// is once the run was interrupted.
+func TestAttemptOfInterruptedRun(t *testing.T) {
+	root := t.TempDir()
+	w, run, err := logs.Create(root, logs.RunStart{Tactic: "chat"}, logs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := dialog.New("coder", dialog.WithAlias("main"), dialog.WithSink(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.PutText("question"); err != nil {
+		t.Fatal(err)
+	}
+	work, err := d.Fork(0, 0, dialog.WithAlias("main#1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	attempt := func() (*inspect.Tree, *inspect.Node) {
+		tr, _, err := inspect.Load(t.Context(), run, inspect.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range tr.Nodes {
+			if n.ID == work.ID() {
+				return tr, n
+			}
+		}
+		t.Fatal("no node for the attempt")
+		return nil, nil
+	}
+	if tr, n := attempt(); tr.Status != logs.StatusRunning || n.Failed {
+		t.Fatalf("while written: %s, failed %v", tr.Status, n.Failed)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if tr, n := attempt(); tr.Status != logs.StatusInterrupted || !n.Failed || n.FailReason != "no model reply" {
+		t.Fatalf("interrupted: %s, failed %v (%s)", tr.Status, n.Failed, n.FailReason)
+	}
+}

@@ -142,11 +142,18 @@ type Options struct {
 	// logs.Rebuild does; Diff needs them. Without it only counts and
 	// costs are kept, which takes far less memory.
 	Messages bool
+	// Stopped says a log without run_end is no longer written (its run was
+	// interrupted): its last attempts are judged as if the run had ended.
+	// Load sets it from the log's lock.
+	Stopped bool
 }
 
 // Load reads the tree of run's log, and returns it with the reader's
 // warnings (such as a skipped torn last line).
 func Load(ctx context.Context, run *logs.Run, opts Options) (*Tree, []string, error) {
+	// Asked before reading, so that a run that ends meanwhile is not taken
+	// for interrupted.
+	opts.Stopped = !run.Writing()
 	r, err := run.Reader()
 	if err != nil {
 		return nil, nil, err
@@ -159,7 +166,7 @@ func Load(ctx context.Context, run *logs.Run, opts Options) (*Tree, []string, er
 	if t.RunID == "" {
 		t.RunID = run.ID
 	}
-	if t.End == nil && !run.Writing() {
+	if t.End == nil && opts.Stopped {
 		t.Status = logs.StatusInterrupted
 	}
 	return t, r.Warnings(), nil
@@ -390,7 +397,7 @@ func sameMessage(reply, kept *dialog.Message) bool {
 
 // finish decides which working copies were failed attempts.
 func (b *builder) finish() {
-	ended := b.t.End != nil
+	ended := b.t.End != nil || b.opts.Stopped
 	for _, n := range b.t.Nodes {
 		w := &n.work
 		if w.base == "" || w.kept {
