@@ -28,18 +28,13 @@ func BenchmarkCallOverhead(b *testing.B) {
 	srv.SetMaxRecorded(1)
 	srv.SetDefault(providertest.Reply{Text: "The answer is 4, because two and two make four.",
 		Usage: providertest.Usage{Input: 420, Output: 12}})
-	system := "You are a careful assistant. Answer in one sentence."
-	turns := make([]string, 9)
-	for i := range turns {
-		turns[i] = fmt.Sprintf("Turn %d: %s", i, strings.Repeat("some words of context ", 8))
-	}
 	paths := []struct {
 		name string
 		call func() error
 	}{
-		{"langchaingo", directCall(b, srv.BaseURL(), system, turns)},
-		{"agent", agentCall(b, srv.BaseURL(), system, turns, false)},
-		{"agent+log", agentCall(b, srv.BaseURL(), system, turns, true)},
+		{"langchaingo", directCall(b, srv.BaseURL())},
+		{"agent", agentCall(b, openBenchModel(b, srv.BaseURL()), benchLog(b, "no-log"))},
+		{"agent+log", agentCall(b, openBenchModel(b, srv.BaseURL()), benchLog(b, "log-file"))},
 	}
 	for _, p := range paths {
 		b.Run(p.name, func(b *testing.B) {
@@ -66,14 +61,26 @@ func BenchmarkCallOverhead(b *testing.B) {
 	})
 }
 
-func directCall(b *testing.B, baseURL, system string, turns []string) func() error {
+// benchSystem and benchTurns are the 10-message dialog every call path of
+// the benchmarks sends: a system prompt and nine turns.
+const benchSystem = "You are a careful assistant. Answer in one sentence."
+
+var benchTurns = func() []string {
+	turns := make([]string, 9)
+	for i := range turns {
+		turns[i] = fmt.Sprintf("Turn %d: %s", i, strings.Repeat("some words of context ", 8))
+	}
+	return turns
+}()
+
+func directCall(b *testing.B, baseURL string) func() error {
 	llm, err := openai.New(openai.WithToken("sk-test"), openai.WithBaseURL(baseURL),
 		openai.WithModel("gpt-4o-mini"), openai.WithHTTPClient(&http.Client{}))
 	if err != nil {
 		b.Fatal(err)
 	}
-	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, system)}
-	for i, t := range turns {
+	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, benchSystem)}
+	for i, t := range benchTurns {
 		typ := llms.ChatMessageTypeHuman
 		if i%2 == 1 {
 			typ = llms.ChatMessageTypeAI
@@ -86,29 +93,49 @@ func directCall(b *testing.B, baseURL, system string, turns []string) func() err
 	}
 }
 
-// agentCall returns one turn of an agent over the same 10 messages: a fork
-// of its base dialog, Respond, and Close.
-func agentCall(b *testing.B, baseURL, system string, turns []string, logged bool) func() error {
-	ctx := context.Background()
-	model, err := provider.Open(ctx, "openai/gpt-4o-mini", provider.Config{BaseURL: baseURL, HTTPClient: &http.Client{}})
+func openBenchModel(b *testing.B, baseURL string) provider.Model {
+	model, err := provider.Open(context.Background(), "openai/gpt-4o-mini", provider.Config{BaseURL: baseURL, HTTPClient: &http.Client{}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	a := &Agent{Name: "bench", System: dialog.MustPrompt("sys", system), Model: model,
-		ModelName: "openai/gpt-4o-mini", Limits: DefaultLimits()}
-	if logged {
+	return model
+}
+
+// benchLog is the log of a benchmark's agent: none ("no-log"), one whose
+// records are encoded and discarded ("log-encoded"), or a run log on disk
+// ("log-file").
+func benchLog(b *testing.B, mode string) Log {
+	switch mode {
+	case "log-encoded":
+		w, err := logs.NewWriter(io.Discard, logs.RunStart{Tactic: "bench"}, logs.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return w
+	case "log-file":
 		w, _, err := logs.Create(b.TempDir(), logs.RunStart{Tactic: "bench"}, logs.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { w.Close() })
-		a.Log = w
+		return w
 	}
+	return nil
+}
+
+// agentCall returns one turn of an agent on model, logging to log, over
+// the benchmark's 10 messages: a fork of its base dialog, Respond, and
+// Close.
+func agentCall(b *testing.B, model provider.Model, log Log) func() error {
+	ctx := context.Background()
+	a := &Agent{Name: "bench", System: dialog.MustPrompt("sys", benchSystem), Model: model,
+		ModelName: "openai/gpt-4o-mini", Limits: DefaultLimits(), Log: log}
 	if err := a.Open("base", nil); err != nil {
 		b.Fatal(err)
 	}
 	base, _ := a.Dialog("base")
-	for i, t := range turns {
+	for i, t := range benchTurns {
+		var err error
 		if i%2 == 1 {
 			_, err = base.Append(dialog.Message{Role: dialog.RoleAssistant, Content: t})
 		} else {
@@ -147,47 +174,9 @@ func (instantModel) Generate(context.Context, *provider.Request) (*provider.Resp
 func BenchmarkRespondFrameworkOnly(b *testing.B) {
 	for _, mode := range []string{"no-log", "log-encoded", "log-file"} {
 		b.Run(mode, func(b *testing.B) {
-			a := &Agent{Name: "bench", System: dialog.MustPrompt("sys", "You are careful."), Model: instantModel{},
-				ModelName: "openai/gpt-4o-mini", Limits: DefaultLimits()}
-			switch mode {
-			case "log-encoded":
-				w, err := logs.NewWriter(io.Discard, logs.RunStart{Tactic: "bench"}, logs.Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				a.Log = w
-			case "log-file":
-				w, _, err := logs.Create(b.TempDir(), logs.RunStart{Tactic: "bench"}, logs.Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.Cleanup(func() { w.Close() })
-				a.Log = w
-			}
-			if err := a.Open("base", nil); err != nil {
-				b.Fatal(err)
-			}
-			base, _ := a.Dialog("base")
-			for i := range 9 {
-				var err error
-				if i%2 == 1 {
-					_, err = base.Append(dialog.Message{Role: dialog.RoleAssistant, Content: strings.Repeat("some words of context ", 8)})
-				} else {
-					err = a.Receive(strings.Repeat("some words of context ", 8))
-				}
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
-			ctx := context.Background()
+			call := agentCall(b, instantModel{}, benchLog(b, mode))
 			for b.Loop() {
-				if err := a.Fork("base", "turn", 0, 0, true); err != nil {
-					b.Fatal(err)
-				}
-				if _, _, err := a.Respond(ctx); err != nil {
-					b.Fatal(err)
-				}
-				if err := a.Close("turn"); err != nil {
+				if err := call(); err != nil {
 					b.Fatal(err)
 				}
 			}
