@@ -15,7 +15,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/logs"
 )
 
@@ -231,13 +230,7 @@ func TestBrowserWalkthrough(t *testing.T) {
 // without a reload, and the live mark goes when the run ends.
 func TestBrowserLiveUpdate(t *testing.T) {
 	root := t.TempDir()
-	w, run, err := logs.Create(root, logs.RunStart{Tactic: "chat"}, logs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	d := must(dialog.New("coder", dialog.WithAlias("main"), dialog.WithSink(w)))
-	must(d.PutText("the first message"))
+	_, run, d := liveRun(t, root, "the first message")
 
 	ctx := newBrowser(t)
 	srv := httptest.NewServer(New(root, Options{}))

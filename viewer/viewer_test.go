@@ -365,13 +365,7 @@ func TestBrokenLogs(t *testing.T) {
 // a torn last line is left out until it is whole.
 func TestLiveRunAndTornLine(t *testing.T) {
 	root := t.TempDir()
-	w, run, err := logs.Create(root, logs.RunStart{Tactic: "chat"}, logs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	d := must(dialog.New("coder", dialog.WithAlias("main"), dialog.WithSink(w)))
-	must(d.PutText("first"))
+	w, run, d := liveRun(t, root, "first")
 	h := New(root, Options{})
 	base := "/api/runs/" + run.ID
 
@@ -568,12 +562,7 @@ func contentOf(t *testing.T, raw json.RawMessage) string {
 // written, and failed once its process stopped without finishing the log.
 func TestAttemptOfInterruptedRun(t *testing.T) {
 	root := t.TempDir()
-	w, run, err := logs.Create(root, logs.RunStart{Tactic: "chat"}, logs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := must(dialog.New("coder", dialog.WithAlias("main"), dialog.WithSink(w)))
-	must(d.PutText("question"))
+	w, run, d := liveRun(t, root, "question")
 	work := must(d.Fork(0, 0, dialog.WithAlias("main#1")))
 	h := New(root, Options{})
 	url := "/api/runs/" + run.ID + "/dialogs/" + work.ID()
@@ -590,4 +579,19 @@ func TestAttemptOfInterruptedRun(t *testing.T) {
 	if info.RunStatus != "interrupted" || info.Node.Outcome != "failed" || !info.Node.Failed {
 		t.Fatalf("after the writer stopped: run %s, attempt %+v", info.RunStatus, info.Node)
 	}
+}
+
+// liveRun starts a run under root whose dialog "main" of agent coder holds
+// first; its writer stays open (the run is being written) until the test
+// closes it, or the test ends.
+func liveRun(t *testing.T, root, first string) (*logs.Writer, *logs.Run, *dialog.Dialog) {
+	t.Helper()
+	w, run, err := logs.Create(root, logs.RunStart{Tactic: "chat"}, logs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	d := must(dialog.New("coder", dialog.WithAlias("main"), dialog.WithSink(w)))
+	must(d.PutText(first))
+	return w, run, d
 }
