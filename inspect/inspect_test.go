@@ -678,6 +678,9 @@ func TestAttemptOfInterruptedRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	attempt := func() (*inspect.Tree, *inspect.Node) {
 		tr, _, err := inspect.Load(t.Context(), run, inspect.Options{})
 		if err != nil {

@@ -289,21 +289,146 @@ func (b *brokenWriter) Write(p []byte) (int, error) {
 }
 
 func TestWriterErrorsAreSticky(t *testing.T) {
-	w, err := NewWriter(&brokenWriter{after: 1}, RunStart{}, Options{})
+	for _, delay := range []time.Duration{-1, 0, time.Millisecond} {
+		t.Run(delay.String(), func(t *testing.T) {
+			w, err := NewWriter(&brokenWriter{after: 1}, RunStart{}, Options{FlushDelay: delay})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err1 := w.Emit(dialog.Event{Kind: dialog.EventOpen, Node: dialog.TreeNode{ID: "x"}})
+			if delay >= 0 {
+				// The record was queued; its write fails in the background
+				// and Flush reports it.
+				if err1 != nil {
+					t.Fatalf("queued write = %v", err1)
+				}
+				err1 = w.Flush()
+			}
+			err2 := w.Write(&Record{Kind: KindRunEnd, RunEnd: &RunEnd{}})
+			if err1 == nil || err2 == nil || !strings.Contains(err2.Error(), "no space left") ||
+				!strings.Contains(err1.Error(), "record 2") {
+				t.Fatalf("errors = %v, %v", err1, err2)
+			}
+			if err := w.Close(); err == nil {
+				t.Fatal("Close after a failed write = nil")
+			}
+			if err := w.Write(&Record{Kind: KindRunEnd, RunEnd: &RunEnd{}}); !errors.Is(err, ErrClosed) {
+				t.Fatalf("write after close = %v", err)
+			}
+		})
+	}
+}
+
+// countingWriter counts the writes it is handed and keeps what they held.
+type countingWriter struct {
+	mu     sync.Mutex
+	writes int
+	buf    bytes.Buffer
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.writes++
+	return c.buf.Write(p)
+}
+
+func (c *countingWriter) state() (int, string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.writes, c.buf.String()
+}
+
+func textRecord(text string) *Record {
+	return &Record{Kind: KindMessage, Dialog: "d", Message: &dialog.Message{Role: dialog.RoleUser, Content: text}}
+}
+
+// With a flush delay, the records of the window share one write, in order,
+// and Flush hands them over at once.
+func TestFlushDelayBatchesRecords(t *testing.T) {
+	c := &countingWriter{}
+	w, err := NewWriter(c, RunStart{}, Options{FlushDelay: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	err1 := w.Emit(dialog.Event{Kind: dialog.EventOpen, Node: dialog.TreeNode{ID: "x"}})
-	err2 := w.Write(&Record{Kind: KindRunEnd, RunEnd: &RunEnd{}})
-	if err1 == nil || err2 == nil || !strings.Contains(err2.Error(), "no space left") {
-		t.Fatalf("errors = %v, %v", err1, err2)
+	if n, _ := c.state(); n != 1 {
+		t.Fatalf("run_start took %d writes, want 1 before NewWriter returns", n)
 	}
-	if w.Seq() != 1 {
-		t.Fatalf("seq = %d after failed writes, want 1", w.Seq())
+	for i := range 100 {
+		if err := w.Write(textRecord(fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, _ := c.state(); n != 1 {
+		t.Fatalf("%d writes before the delay ended, want 1", n)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	n, text := c.state()
+	recs := readAll(t, NewReader(strings.NewReader(text), "batched"))
+	if n != 2 || len(recs) != 101 {
+		t.Fatalf("after Flush: %d writes, %d records; want 2 and 101", n, len(recs))
+	}
+	for i, rec := range recs {
+		if rec.Seq != int64(i+1) || i > 0 && rec.Message.Content != fmt.Sprint(i-1) {
+			t.Fatalf("record %d: seq %d %+v", i, rec.Seq, rec.Message)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A writer whose delay has not ended still hands its records over once it
+// holds a megabyte, so memory stays bounded.
+func TestFlushDelayBoundsMemory(t *testing.T) {
+	c := &countingWriter{}
+	w, err := NewWriter(c, RunStart{}, Options{FlushDelay: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", 100_000)
+	for range 25 {
+		if err := w.Write(textRecord(big)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, text := c.state(); n < 3 || len(text) < 2_000_000 {
+		t.Fatalf("%d writes, %d bytes handed over: pending records are not bounded", n, len(text))
 	}
 	w.Close()
-	if err := w.Write(&Record{Kind: KindRunEnd, RunEnd: &RunEnd{}}); !errors.Is(err, ErrClosed) {
-		t.Fatalf("write after close = %v", err)
+}
+
+// By default a record reaches the file without Flush, from the background,
+// and the file only ever holds whole records.
+func TestWriterHandsRecordsOverInTheBackground(t *testing.T) {
+	w, run, err := Create(t.TempDir(), RunStart{Tactic: "bg"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for i := range 50 {
+		if err := w.Write(textRecord(fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile(run.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) > 0 && b[len(b)-1] != '\n' {
+			t.Fatalf("the log ends inside a record: %q", b[max(0, len(b)-40):])
+		}
+		if n := bytes.Count(b, []byte("\n")); n == 51 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("records not handed over within 10s")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 

@@ -65,7 +65,10 @@ func Create(root string, start RunStart, opts Options) (*Writer, *Run, error) {
 		_ = os.RemoveAll(tmp)
 		return nil, nil, fmt.Errorf("logs: locking the log of run %s: %w", id, err)
 	}
-	w, err := NewWriter(f, start, Options{SyncInterval: -1})
+	w, err := newWriter(f, start)
+	if err == nil {
+		err = f.Sync()
+	}
 	if err == nil {
 		err = os.Rename(tmp, dir)
 	}
@@ -77,7 +80,7 @@ func Create(root string, start RunStart, opts Options) (*Writer, *Run, error) {
 	_ = atomicfile.SyncDir(root) // best effort: the run is complete either way
 	// Go on with the caller's sync policy on the same open file.
 	w.owned = true
-	w.setSync(opts)
+	w.setOptions(opts)
 	return w, &Run{ID: id, Dir: dir, Start: &start}, nil
 }
 

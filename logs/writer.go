@@ -19,36 +19,56 @@ import (
 // Options.SyncInterval is zero.
 const DefaultSyncInterval = time.Second
 
+// maxPending is how many encoded bytes a Writer holds before Write hands
+// them to the OS itself, so a writer that cannot keep up slows its callers
+// instead of growing without bound.
+const maxPending = 1 << 20
+
 // Options tune a Writer. The zero value is ready to use.
 type Options struct {
 	// SyncInterval is how often the file is fsynced while records arrive:
 	// zero means DefaultSyncInterval, a negative value fsyncs after every
-	// record. Each record is handed to the OS as soon as it is written, and
-	// the file is always fsynced when the writer closes.
+	// write. The file is always fsynced when the writer closes.
 	SyncInterval time.Duration
+	// FlushDelay is how long a record may wait in memory before it is
+	// handed to the OS. Zero hands it over at once from a background
+	// goroutine, so Write does not wait for the write system call; a
+	// positive delay batches the records of that window into one write;
+	// a negative one writes every record before Write returns.
+	FlushDelay time.Duration
 }
 
 // ErrClosed is returned by a Writer that has been closed.
 var ErrClosed = errors.New("logs: writer closed")
 
 // Writer appends records to a run log. It is safe for concurrent use: each
-// record gets the next sequence number and is written whole, in one write,
-// or not at all. After a failed write the Writer keeps returning that error.
+// record gets the next sequence number and is encoded when it is written,
+// so a record that cannot be encoded is refused at once. Records reach the
+// OS in order, each whole, in as few write system calls as they can share
+// (Options.FlushDelay); Flush and Close wait for them. After a failed write
+// the Writer keeps returning that error.
 //
 // A Writer is a dialog.Sink, so dialogs can report to it directly.
 type Writer struct {
-	mu     sync.Mutex
-	w      io.Writer
-	file   *os.File // nil when w is not a file
-	owned  bool     // file was opened by Create and is closed by Close
-	seq    int64
-	size   int64 // bytes written so far, to undo a partial write
-	buf    bytes.Buffer
-	enc    *json.Encoder
-	err    error
-	closed bool
-	start  time.Time
-	totals Totals // of the records written so far
+	mu      sync.Mutex // guards what follows up to wmu
+	w       io.Writer
+	file    *os.File // nil when w is not a file
+	owned   bool     // file was opened by Create and is closed by Close
+	seq     int64    // of the last record accepted
+	flushed int64    // seq of the last record handed to the OS
+	size    int64    // bytes handed to the OS so far, to undo a partial write
+	pending []byte   // encoded records not yet handed to the OS
+	spare   []byte   // the buffer of the write in progress, reused
+	armed   bool     // a flush is scheduled
+	err     error
+	closed  bool
+	start   time.Time
+	totals  Totals // of the records accepted so far
+
+	wmu   sync.Mutex // held while handing a batch to the OS, to keep batches in order
+	delay time.Duration
+	kick  chan struct{} // wakes the background flusher (FlushDelay zero)
+	timer *time.Timer   // fires a flush (FlushDelay positive)
 
 	syncEach bool
 	dirty    atomic.Bool
@@ -56,13 +76,22 @@ type Writer struct {
 	stopped  sync.WaitGroup
 }
 
-// NewWriter starts a log on w by writing start as its first record. If w is
-// an *os.File, it is fsynced as Options says; closing the Writer does not
-// close w unless the Writer came from Create.
+// NewWriter starts a log on w by writing start as its first record, before
+// it returns. If w is an *os.File, it is fsynced as Options says; closing
+// the Writer does not close w unless the Writer came from Create.
 func NewWriter(w io.Writer, start RunStart, opts Options) (*Writer, error) {
-	lw := &Writer{w: w, syncEach: opts.SyncInterval < 0}
-	lw.enc = json.NewEncoder(&lw.buf)
-	lw.enc.SetEscapeHTML(false)
+	lw, err := newWriter(w, start)
+	if err != nil {
+		return nil, err
+	}
+	lw.setOptions(opts)
+	return lw, nil
+}
+
+// newWriter is NewWriter before its options apply: run_start is written
+// before it returns and every later record too, until setOptions.
+func newWriter(w io.Writer, start RunStart) (*Writer, error) {
+	lw := &Writer{w: w, delay: -1}
 	if f, ok := w.(*os.File); ok {
 		lw.file = f
 		if st, err := f.Stat(); err == nil {
@@ -74,23 +103,49 @@ func NewWriter(w io.Writer, start RunStart, opts Options) (*Writer, error) {
 	if err := lw.Write(&Record{Kind: KindRunStart, RunStart: &start}); err != nil {
 		return nil, err
 	}
-	lw.setSync(opts)
 	return lw, nil
 }
 
-// setSync applies the sync policy of opts; call it before sharing w.
-func (w *Writer) setSync(opts Options) {
+// setOptions applies the flush and sync policies of opts; call it before
+// sharing w.
+func (w *Writer) setOptions(opts Options) {
+	w.delay = opts.FlushDelay
+	switch {
+	case w.delay == 0 && w.kick == nil:
+		w.kick = make(chan struct{}, 1)
+		w.stop = make(chan struct{})
+		w.stopped.Add(1)
+		go w.flushLoop()
+	case w.delay > 0 && w.timer == nil:
+		w.timer = time.AfterFunc(time.Hour, func() { _ = w.Flush() })
+		w.timer.Stop()
+	}
 	w.syncEach = opts.SyncInterval < 0
-	if w.file == nil || w.syncEach || w.stop != nil {
+	if w.file == nil || w.syncEach {
 		return
 	}
 	every := opts.SyncInterval
 	if every == 0 {
 		every = DefaultSyncInterval
 	}
-	w.stop = make(chan struct{})
+	if w.stop == nil {
+		w.stop = make(chan struct{})
+	}
 	w.stopped.Add(1)
 	go w.syncLoop(every)
+}
+
+// flushLoop hands records to the OS as they come (FlushDelay zero).
+func (w *Writer) flushLoop() {
+	defer w.stopped.Done()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-w.kick:
+			_ = w.Flush() // a failure is kept in w.err and reported by Write
+		}
+	}
 }
 
 func (w *Writer) syncLoop(every time.Duration) {
@@ -109,43 +164,84 @@ func (w *Writer) syncLoop(every time.Duration) {
 	}
 }
 
-// Write appends rec, setting its Seq and Time.
+// Write appends rec, setting its Seq and Time. It returns once rec is
+// encoded and queued; see Options.FlushDelay for when it reaches the OS.
 func (w *Writer) Write(rec *Record) error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.closed {
+		w.mu.Unlock()
 		return ErrClosed
 	}
 	if w.err != nil {
+		w.mu.Unlock()
 		return w.err
 	}
 	rec.Seq = w.seq + 1
 	rec.Time = time.Now().UTC()
-	w.buf.Reset()
-	if err := w.enc.Encode(rec); err != nil {
-		// Nothing was written: the log stays usable.
+	n := len(w.pending)
+	var err error
+	if w.pending, err = appendRecord(w.pending, rec); err != nil {
+		// Nothing was queued: the log stays usable.
+		w.pending = w.pending[:n]
+		w.mu.Unlock()
 		return fmt.Errorf("logs: encoding %s record: %w", rec.Kind, err)
 	}
-	n, err := w.w.Write(w.buf.Bytes())
+	w.seq++
+	w.count(rec)
+	switch {
+	case w.delay < 0 || len(w.pending) >= maxPending:
+		w.mu.Unlock()
+		return w.Flush()
+	case w.armed:
+	case w.kick != nil:
+		w.armed = true
+		w.kick <- struct{}{} // never blocks: armed keeps at most one kick queued
+	case w.timer != nil:
+		w.armed = true
+		w.timer.Reset(w.delay)
+	}
+	w.mu.Unlock()
+	return nil
+}
+
+// Flush hands every record written so far to the OS.
+func (w *Writer) Flush() error {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	w.mu.Lock()
+	batch, first, last, size := w.pending, w.flushed+1, w.seq, w.size
+	w.pending, w.armed = w.spare[:0], false
+	err := w.err
+	w.mu.Unlock()
+	if err != nil || len(batch) == 0 {
+		return err
+	}
+	n, err := w.w.Write(batch)
 	if err == nil && w.syncEach && w.file != nil {
 		err = w.file.Sync()
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.spare = batch[:0]
 	if err != nil {
 		if n > 0 && w.file != nil {
-			// Undo the partial record so the log ends on a whole line.
-			_ = w.file.Truncate(w.size)
+			// Undo the partial write so the log ends on a whole line.
+			_ = w.file.Truncate(size)
 		}
-		w.err = fmt.Errorf("logs: writing %s record %d: %w", rec.Kind, rec.Seq, err)
+		which := fmt.Sprintf("record %d", first)
+		if last > first {
+			which = fmt.Sprintf("records %d to %d", first, last)
+		}
+		w.err = fmt.Errorf("logs: writing %s: %w", which, err)
 		return w.err
 	}
-	w.seq++
+	w.flushed = last
 	w.size += int64(n)
-	w.count(rec)
 	w.dirty.Store(true)
 	return nil
 }
 
-// count adds a written record to the run's totals.
+// count adds an accepted record to the run's totals.
 func (w *Writer) count(rec *Record) {
 	t := &w.totals
 	switch rec.Kind {
@@ -194,8 +290,8 @@ func (w *Writer) Finish(end RunEnd) error {
 	return errors.Join(err, w.Close())
 }
 
-// Close fsyncs the log and, for a Writer from Create, closes its file.
-// Closing twice is a no-op.
+// Close hands the remaining records to the OS, fsyncs the log and, for a
+// Writer from Create, closes its file. Closing twice is a no-op.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	if w.closed {
@@ -204,16 +300,30 @@ func (w *Writer) Close() error {
 	}
 	w.closed = true
 	w.mu.Unlock()
+	if w.timer != nil {
+		w.timer.Stop()
+	}
 	if w.stop != nil {
 		close(w.stop)
 		w.stopped.Wait()
 	}
-	var err error
+	err := w.Flush()
 	if w.file != nil {
-		err = w.file.Sync()
+		err = errors.Join(err, w.file.Sync())
 		if w.owned {
 			err = errors.Join(err, w.file.Close())
 		}
 	}
 	return err
+}
+
+// appendRecord appends rec as one JSON line.
+func appendRecord(b []byte, rec *Record) ([]byte, error) {
+	buf := bytes.NewBuffer(b)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(rec); err != nil {
+		return b, err
+	}
+	return buf.Bytes(), nil
 }

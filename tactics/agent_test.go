@@ -75,6 +75,9 @@ func newAgent(t *testing.T, m provider.Model, system *dialog.Prompt) (*Agent, *t
 func (r *testRun) forest(t *testing.T) (*dialog.Forest, []*logs.Record) {
 	t.Helper()
 	var recs []*logs.Record
+	if err := r.w.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	rd := logs.NewReader(bytes.NewReader(r.buf.Bytes()), "run")
 	for {
 		rec, err := rd.Next()

@@ -113,7 +113,7 @@ func benchLog(b *testing.B, mode string) Log {
 		}
 		return w
 	case "log-file":
-		w, _, err := logs.Create(b.TempDir(), logs.RunStart{Tactic: "bench"}, logs.Options{})
+		w, _, err := logs.Create(b.TempDir(), logs.RunStart{Tactic: "bench"}, logs.Options{FlushDelay: -1})
 		if err != nil {
 			b.Fatal(err)
 		}

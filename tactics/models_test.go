@@ -3,6 +3,8 @@ package tactics_test
 import (
 	"context"
 	"errors"
+	"github.com/lllm-go/lllm/logs"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -104,5 +106,55 @@ func TestAgents(t *testing.T) {
 	var ce *tactics.ConfigError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "nosuch") {
 		t.Fatalf("bad config: %v", err)
+	}
+}
+
+// lab:panics answers once, then panics.
+type panics struct{}
+
+func (panics) Agents() []string { return []string{"assistant"} }
+func (panics) Call(ctx context.Context, s *tactics.Session, task string) (any, error) {
+	a, err := s.Agent("assistant")
+	if err != nil {
+		return nil, err
+	}
+	if err := a.Open("main", nil); err != nil {
+		return nil, err
+	}
+	if err := a.Receive(task); err != nil {
+		return nil, err
+	}
+	if _, _, err := a.Respond(ctx); err != nil {
+		return nil, err
+	}
+	panic("the tactic has a bug")
+}
+
+func init() {
+	tactics.Register("lab:panics", func(map[string]any) (tactics.Tactic, error) { return panics{}, nil })
+}
+
+// A tactic that panics ends its run as failed, with the panic and its
+// stack in the result and the log, and everything it did before in the
+// log.
+func TestPanickingTacticFinishesItsLog(t *testing.T) {
+	cfg := batchConfig(t, "0s", 1)
+	if err := cfg.Set("tactic_type", "lab:panics"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := tactics.Run(t.Context(), cfg, "echo 0!", tactics.RunOptions{LogDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != logs.StatusFailed || !strings.Contains(res.Error, "tactic lab:panics panicked: the tactic has a bug") ||
+		!strings.Contains(res.Error, "models_test.go") {
+		t.Fatalf("status %s, error %q", res.Status, res.Error)
+	}
+	sums, err := logs.List(filepath.Dir(res.Dir))
+	if err != nil || len(sums) != 1 {
+		t.Fatalf("runs: %v %v", sums, err)
+	}
+	if sum := sums[0]; sum.Status() != logs.StatusFailed || sum.End.Totals.ModelCalls != 1 || !strings.Contains(sum.End.Error, "panicked") {
+		t.Fatalf("log summary: status %s, end %+v", sum.Status(), sum.End)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -156,7 +157,7 @@ func (s *Session) Run(ctx context.Context, task string) (any, error) {
 		Session: s.ID, Parent: s.Parent, Tactic: s.Tactic, Task: taskJSON}}); err != nil {
 		return nil, err
 	}
-	result, err := s.tactic.Call(ctx, s, task)
+	result, err := s.call(ctx, task)
 	end := &logs.TacticEnd{Session: s.ID, Tactic: s.Tactic, Status: logs.StatusOK, Cost: s.Cost()}
 	if err == nil {
 		if end.Result, err = json.Marshal(result); err != nil {
@@ -170,6 +171,18 @@ func (s *Session) Run(ctx context.Context, task string) (any, error) {
 		err = werr
 	}
 	return result, err
+}
+
+// call runs the tactic, turning a panic into an error that carries the
+// panic's value and stack, so that the run's log is finished with what
+// happened and a batch or sweep goes on with its other tasks.
+func (s *Session) call(ctx context.Context, task string) (result any, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			result, err = nil, fmt.Errorf("tactic %s panicked: %v\n%s", s.Tactic, v, debug.Stack())
+		}
+	}()
+	return s.tactic.Call(ctx, s, task)
 }
 
 // Sub calls another registered tactic as part of this one, with the same
