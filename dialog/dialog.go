@@ -1,11 +1,12 @@
 package dialog
 
 import (
-	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,9 +51,12 @@ func New(owner string, opts ...Option) (*Dialog, error) {
 	return d, nil
 }
 
+// newID is a random 64-bit id in hex. Ids must be unique, not secret:
+// math/rand/v2's generator, seeded from the OS in every process, gives
+// them without a system call.
 func newID() string {
 	var b [8]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	binary.LittleEndian.PutUint64(b[:], rand.Uint64())
 	return hex.EncodeToString(b[:])
 }
 

@@ -654,6 +654,9 @@ func compactJSON(raw json.RawMessage) string {
 }
 
 func paramsJSON(p provider.Params) json.RawMessage {
+	if p.IsZero() {
+		return nil
+	}
 	b, err := json.Marshal(p)
 	if err != nil || string(b) == "{}" {
 		return nil

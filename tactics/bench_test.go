@@ -113,7 +113,7 @@ func benchLog(b *testing.B, mode string) Log {
 		}
 		return w
 	case "log-file":
-		w, _, err := logs.Create(b.TempDir(), logs.RunStart{Tactic: "bench"}, logs.Options{FlushDelay: -1})
+		w, _, err := logs.Create(b.TempDir(), logs.RunStart{Tactic: "bench"}, logs.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

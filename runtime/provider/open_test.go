@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -160,3 +161,28 @@ func TestRegister(t *testing.T) {
 		t.Errorf("%d providers: %v", got, Providers())
 	}
 }
+
+// IsZero notices every field of Params, including one added later: each
+// field set on its own makes the params non-zero.
+func TestParamsIsZero(t *testing.T) {
+	if !(Params{}).IsZero() || !(Params{Stop: []string{}}).IsZero() {
+		t.Fatal("empty params are not zero")
+	}
+	typ := reflect.TypeFor[Params]()
+	for i := range typ.NumField() {
+		var p Params
+		f := reflect.ValueOf(&p).Elem().Field(i)
+		switch f.Kind() {
+		case reflect.Pointer:
+			f.Set(reflect.New(f.Type().Elem()))
+		case reflect.Slice:
+			f.Set(reflect.MakeSlice(f.Type(), 1, 1))
+		default:
+			t.Fatalf("field %s: kind %s not covered by this test", typ.Field(i).Name, f.Kind())
+		}
+		if p.IsZero() {
+			t.Errorf("Params with only %s set is zero", typ.Field(i).Name)
+		}
+	}
+}
+

@@ -36,6 +36,11 @@ type Params struct {
 	Seed        *int     `json:"seed,omitempty"`
 }
 
+// IsZero reports whether p sets nothing, so the provider's defaults apply.
+func (p Params) IsZero() bool {
+	return p.Temperature == nil && p.TopP == nil && p.TopK == nil && p.MaxTokens == nil && len(p.Stop) == 0 && p.Seed == nil
+}
+
 // Chunk is a piece of a streamed reply.
 type Chunk struct {
 	Text string
