@@ -20,46 +20,57 @@ func benchMessage(i int) dialog.Message {
 		Usage: dialog.Usage{InputTokens: 120, OutputTokens: 40}, Model: "openai/gpt-4o-mini"}
 }
 
-// BenchmarkWriterAppend measures appending message records to a log file
-// (one write per record, fsync on the default timer).
+// BenchmarkWriterAppend measures appending message records to a log file,
+// from one goroutine and from two, with the default flush (records handed
+// to the OS from the background, one write per batch) and with a write
+// per record before Write returns (FlushDelay -1). Flush is timed too, so
+// every record counted has reached the OS.
 func BenchmarkWriterAppend(b *testing.B) {
-	for _, par := range []bool{false, true} {
-		name := "serial"
-		if par {
-			name = "parallel"
-		}
-		b.Run(name, func(b *testing.B) {
-			w, _, err := Create(b.TempDir(), RunStart{}, Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer w.Close()
-			m := benchMessage(1)
-			rec := recordOf(dialog.Event{Kind: dialog.EventAppend, DialogID: "0123456789abcdef", Index: 1, Message: &m})
-			before := w.size
-			b.ReportAllocs()
+	for _, mode := range []struct {
+		name  string
+		delay time.Duration
+	}{{"batched", 0}, {"per-record", -1}} {
+		for _, par := range []bool{false, true} {
+			name := mode.name + "/serial"
 			if par {
-				b.RunParallel(func(pb *testing.PB) {
-					r := rec
-					for pb.Next() {
-						if err := w.Write(&r); err != nil {
+				name = mode.name + "/parallel"
+			}
+			b.Run(name, func(b *testing.B) {
+				w, _, err := Create(b.TempDir(), RunStart{}, Options{FlushDelay: mode.delay})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer w.Close()
+				m := benchMessage(1)
+				rec := recordOf(dialog.Event{Kind: dialog.EventAppend, DialogID: "0123456789abcdef", Index: 1, Message: &m})
+				before := w.size
+				b.ReportAllocs()
+				if par {
+					b.RunParallel(func(pb *testing.PB) {
+						r := rec
+						for pb.Next() {
+							if err := w.Write(&r); err != nil {
+								b.Fatal(err)
+							}
+						}
+					})
+				} else {
+					for b.Loop() {
+						if err := w.Write(&rec); err != nil {
 							b.Fatal(err)
 						}
 					}
-				})
-			} else {
-				for b.Loop() {
-					if err := w.Write(&rec); err != nil {
-						b.Fatal(err)
-					}
 				}
-			}
-			b.StopTimer()
-			bytes := float64(w.size - before)
-			secs := b.Elapsed().Seconds()
-			b.ReportMetric(float64(b.N)/secs, "records/s")
-			b.ReportMetric(bytes/secs/1e6, "MB/s")
-		})
+				if err := w.Flush(); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				bytes := float64(w.size - before)
+				secs := b.Elapsed().Seconds()
+				b.ReportMetric(float64(b.N)/secs, "records/s")
+				b.ReportMetric(bytes/secs/1e6, "MB/s")
+			})
+		}
 	}
 }
 

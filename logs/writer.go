@@ -1,8 +1,6 @@
 package logs
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -180,7 +178,7 @@ func (w *Writer) Write(rec *Record) error {
 	rec.Time = time.Now().UTC()
 	n := len(w.pending)
 	var err error
-	if w.pending, err = appendRecord(w.pending, rec); err != nil {
+	if w.pending, err = encodeRecord(w.pending, rec); err != nil {
 		// Nothing was queued: the log stays usable.
 		w.pending = w.pending[:n]
 		w.mu.Unlock()
@@ -315,15 +313,4 @@ func (w *Writer) Close() error {
 		}
 	}
 	return err
-}
-
-// appendRecord appends rec as one JSON line.
-func appendRecord(b []byte, rec *Record) ([]byte, error) {
-	buf := bytes.NewBuffer(b)
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(rec); err != nil {
-		return b, err
-	}
-	return buf.Bytes(), nil
 }

@@ -1,0 +1,675 @@
+package logs
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/lllm-go/lllm/dialog"
+)
+
+// This file encodes records by hand, byte for byte as encoding/json's
+// Encoder with SetEscapeHTML(false) does, without reflection. The append
+// functions below return the buffer they were given plus what they wrote;
+// on error what they return is garbage and encodeRecord drops it.
+
+// encodeRecord appends rec as one line of JSON (ending in '\n'), byte for
+// byte what encoding/json's Encoder with SetEscapeHTML(false) writes.
+// On error it returns b unchanged (same length) and the error.
+func encodeRecord(b []byte, rec *Record) ([]byte, error) {
+	if rec == nil {
+		return append(b, "null\n"...), nil
+	}
+	out, err := appendRecordJSON(b, rec)
+	if err != nil {
+		return b, err
+	}
+	return append(out, '\n'), nil
+}
+
+func appendRecordJSON(b []byte, r *Record) (_ []byte, err error) {
+	b = append(b, `{"seq":`...)
+	b = strconv.AppendInt(b, r.Seq, 10)
+	b = append(b, `,"ts":`...)
+	if b, err = appendTime(b, r.Time); err != nil {
+		return b, err
+	}
+	b = append(b, `,"kind":`...)
+	b = appendString(b, string(r.Kind))
+	if r.Dialog != "" {
+		b = append(b, `,"dialog":`...)
+		b = appendString(b, r.Dialog)
+	}
+	if r.Index != 0 {
+		b = append(b, `,"index":`...)
+		b = strconv.AppendInt(b, int64(r.Index), 10)
+	}
+	if r.Prompt != "" {
+		b = append(b, `,"prompt":`...)
+		b = appendString(b, r.Prompt)
+	}
+	// Every payload that is set is written, whatever the kind, as
+	// encoding/json would. The rare kinds go through encoding/json.
+	if r.RunStart != nil {
+		b = append(b, `,"run_start":`...)
+		if b, err = appendEncodingJSON(b, r.RunStart); err != nil {
+			return b, err
+		}
+	}
+	if r.RunEnd != nil {
+		b = append(b, `,"run_end":`...)
+		if b, err = appendEncodingJSON(b, r.RunEnd); err != nil {
+			return b, err
+		}
+	}
+	if r.DialogOpen != nil {
+		b = append(b, `,"dialog_open":`...)
+		b = appendTreeNode(b, r.DialogOpen)
+	}
+	if r.Fork != nil {
+		b = append(b, `,"fork":`...)
+		b = appendTreeNode(b, r.Fork)
+	}
+	if r.Message != nil {
+		b = append(b, `,"message":`...)
+		if b, err = appendMessage(b, r.Message); err != nil {
+			return b, err
+		}
+	}
+	if r.ModelCall != nil {
+		b = append(b, `,"model_call":`...)
+		if b, err = appendModelCall(b, r.ModelCall); err != nil {
+			return b, err
+		}
+	}
+	if r.ToolCall != nil {
+		b = append(b, `,"tool_call":`...)
+		if b, err = appendToolCall(b, r.ToolCall); err != nil {
+			return b, err
+		}
+	}
+	if r.Context != nil {
+		b = append(b, `,"context":`...)
+		b = appendContextAction(b, r.Context)
+	}
+	if r.TacticStart != nil {
+		b = append(b, `,"tactic_start":`...)
+		if b, err = appendEncodingJSON(b, r.TacticStart); err != nil {
+			return b, err
+		}
+	}
+	if r.TacticEnd != nil {
+		b = append(b, `,"tactic_end":`...)
+		if b, err = appendEncodingJSON(b, r.TacticEnd); err != nil {
+			return b, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendEncodingJSON appends v as encoding/json encodes it, for the
+// payloads not worth encoding by hand.
+func appendEncodingJSON(b []byte, v any) ([]byte, error) {
+	buf := bytes.NewBuffer(b)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return b, err
+	}
+	out := buf.Bytes()
+	return out[:len(out)-1], nil // drop Encode's newline
+}
+
+func appendTreeNode(b []byte, n *dialog.TreeNode) []byte {
+	b = append(b, `{"id":`...)
+	b = appendString(b, n.ID)
+	b = append(b, `,"owner":`...)
+	b = appendString(b, n.Owner)
+	if n.Alias != "" {
+		b = append(b, `,"alias":`...)
+		b = appendString(b, n.Alias)
+	}
+	if n.ParentID != "" {
+		b = append(b, `,"parent_id":`...)
+		b = appendString(b, n.ParentID)
+	}
+	b = append(b, `,"split_point":`...)
+	b = strconv.AppendInt(b, int64(n.SplitPoint), 10)
+	b = append(b, `,"last_n":`...)
+	b = strconv.AppendInt(b, int64(n.LastN), 10)
+	b = append(b, `,"first_k":`...)
+	b = strconv.AppendInt(b, int64(n.FirstK), 10)
+	b = append(b, `,"parent_len":`...)
+	b = strconv.AppendInt(b, int64(n.ParentLen), 10)
+	b = append(b, `,"depth":`...)
+	b = strconv.AppendInt(b, int64(n.Depth), 10)
+	if len(n.ChildrenIDs) > 0 {
+		b = append(b, `,"children_ids":[`...)
+		for i, id := range n.ChildrenIDs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, id)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
+func appendMessage(b []byte, m *dialog.Message) (_ []byte, err error) {
+	b = append(b, `{"role":`...)
+	b = appendString(b, string(m.Role))
+	if m.Content != "" {
+		b = append(b, `,"content":`...)
+		b = appendString(b, m.Content)
+	}
+	if len(m.Parts) > 0 {
+		b = append(b, `,"parts":[`...)
+		for i := range m.Parts {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendPart(b, &m.Parts[i])
+		}
+		b = append(b, ']')
+	}
+	if m.Name != "" {
+		b = append(b, `,"name":`...)
+		b = appendString(b, m.Name)
+	}
+	if m.Agent != "" {
+		b = append(b, `,"agent":`...)
+		b = appendString(b, m.Agent)
+	}
+	if m.Modality != "" {
+		b = append(b, `,"modality":`...)
+		b = appendString(b, string(m.Modality))
+	}
+	if len(m.FunctionCalls) > 0 {
+		b = append(b, `,"function_calls":[`...)
+		for i := range m.FunctionCalls {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = appendFunctionCall(b, &m.FunctionCalls[i]); err != nil {
+				return b, err
+			}
+		}
+		b = append(b, ']')
+	}
+	if m.ToolCallID != "" {
+		b = append(b, `,"tool_call_id":`...)
+		b = appendString(b, m.ToolCallID)
+	}
+	if len(m.Parsed) > 0 {
+		b = append(b, `,"parsed":`...)
+		if b, err = appendRawMessage(b, m.Parsed); err != nil {
+			return b, err
+		}
+	}
+	if m.Usage != (dialog.Usage{}) {
+		b = append(b, `,"usage":`...)
+		b = appendUsage(b, &m.Usage)
+	}
+	// omitzero omits what reflect.Value.IsZero reports as zero,
+	// which for a float is f == 0: -0 too.
+	if m.USD != 0 {
+		b = append(b, `,"usd":`...)
+		if b, err = appendFloat(b, m.USD); err != nil {
+			return b, err
+		}
+	}
+	if m.Model != "" {
+		b = append(b, `,"model":`...)
+		b = appendString(b, m.Model)
+	}
+	if len(m.Logprobs) > 0 {
+		b = append(b, `,"logprobs":`...)
+		if b, err = appendLogprobs(b, m.Logprobs, 0); err != nil {
+			return b, err
+		}
+	}
+	if len(m.Metadata) > 0 {
+		b = append(b, `,"metadata":`...)
+		b = appendStringMap(b, m.Metadata)
+	}
+	if m.APIType != "" {
+		b = append(b, `,"api_type":`...)
+		b = appendString(b, string(m.APIType))
+	}
+	if len(m.Vectors) > 0 {
+		b = append(b, `,"vectors":[`...)
+		for i, f := range m.Vectors {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = appendFloat(b, f); err != nil {
+				return b, err
+			}
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}'), nil
+}
+
+func appendPart(b []byte, p *dialog.Part) []byte {
+	b = append(b, `{"type":`...)
+	b = appendString(b, string(p.Type))
+	if p.Text != "" {
+		b = append(b, `,"text":`...)
+		b = appendString(b, p.Text)
+	}
+	if p.Image != nil {
+		b = append(b, `,"image":`...)
+		b = appendImage(b, p.Image)
+	}
+	return append(b, '}')
+}
+
+// appendImage appends img. Its fields are all optional: each is written
+// with a leading comma, and the first comma becomes the opening brace.
+func appendImage(b []byte, img *dialog.Image) []byte {
+	start := len(b)
+	if img.MIME != "" {
+		b = append(b, `,"mime":`...)
+		b = appendString(b, img.MIME)
+	}
+	if len(img.Data) > 0 {
+		b = append(b, `,"data":"`...)
+		b = base64.StdEncoding.AppendEncode(b, img.Data)
+		b = append(b, '"')
+	}
+	if img.URL != "" {
+		b = append(b, `,"url":`...)
+		b = appendString(b, img.URL)
+	}
+	return closeObject(b, start)
+}
+
+// closeObject ends an object whose fields were each written with a leading
+// comma from b[start:] on.
+func closeObject(b []byte, start int) []byte {
+	if len(b) == start {
+		return append(b, "{}"...)
+	}
+	b[start] = '{'
+	return append(b, '}')
+}
+
+func appendFunctionCall(b []byte, fc *dialog.FunctionCall) (_ []byte, err error) {
+	b = append(b, `{"id":`...)
+	b = appendString(b, fc.ID)
+	b = append(b, `,"name":`...)
+	b = appendString(b, fc.Name)
+	if len(fc.Arguments) > 0 {
+		b = append(b, `,"arguments":`...)
+		if b, err = appendRawMessage(b, fc.Arguments); err != nil {
+			return b, err
+		}
+	}
+	if fc.Result != "" {
+		b = append(b, `,"result":`...)
+		b = appendString(b, fc.Result)
+	}
+	if fc.Error != "" {
+		b = append(b, `,"error":`...)
+		b = appendString(b, fc.Error)
+	}
+	return append(b, '}'), nil
+}
+
+// maxLogprobDepth bounds the recursion of appendLogprobs. Deeper (or
+// cyclic) lists go to encoding/json, which detects cycles.
+const maxLogprobDepth = 32
+
+func appendLogprobs(b []byte, lps []dialog.TokenLogprob, depth int) (_ []byte, err error) {
+	if depth >= maxLogprobDepth {
+		return appendEncodingJSON(b, lps)
+	}
+	b = append(b, '[')
+	for i := range lps {
+		lp := &lps[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"token":`...)
+		b = appendString(b, lp.Token)
+		b = append(b, `,"logprob":`...)
+		if b, err = appendFloat(b, lp.Logprob); err != nil {
+			return b, err
+		}
+		if len(lp.Bytes) > 0 {
+			b = append(b, `,"bytes":[`...)
+			for j, n := range lp.Bytes {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = strconv.AppendInt(b, int64(n), 10)
+			}
+			b = append(b, ']')
+		}
+		if len(lp.TopLogprobs) > 0 {
+			b = append(b, `,"top_logprobs":`...)
+			if b, err = appendLogprobs(b, lp.TopLogprobs, depth+1); err != nil {
+				return b, err
+			}
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']'), nil
+}
+
+// appendUsage appends u, whose fields are all optional, like appendImage.
+func appendUsage(b []byte, u *dialog.Usage) []byte {
+	start := len(b)
+	if u.InputTokens != 0 {
+		b = append(b, `,"input_tokens":`...)
+		b = strconv.AppendInt(b, int64(u.InputTokens), 10)
+	}
+	if u.CachedInputTokens != 0 {
+		b = append(b, `,"cached_input_tokens":`...)
+		b = strconv.AppendInt(b, int64(u.CachedInputTokens), 10)
+	}
+	if u.OutputTokens != 0 {
+		b = append(b, `,"output_tokens":`...)
+		b = strconv.AppendInt(b, int64(u.OutputTokens), 10)
+	}
+	if u.ReasoningTokens != 0 {
+		b = append(b, `,"reasoning_tokens":`...)
+		b = strconv.AppendInt(b, int64(u.ReasoningTokens), 10)
+	}
+	return closeObject(b, start)
+}
+
+// appendStringMap appends m with its keys sorted, as encoding/json does.
+func appendStringMap(b []byte, m map[string]string) []byte {
+	type kv struct{ k, v string }
+	var buf [16]kv // enough for most maps without allocating
+	kvs := buf[:0]
+	for k, v := range m {
+		kvs = append(kvs, kv{k, v})
+	}
+	slices.SortFunc(kvs, func(a, b kv) int { return strings.Compare(a.k, b.k) })
+	b = append(b, '{')
+	for i := range kvs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, kvs[i].k)
+		b = append(b, ':')
+		b = appendString(b, kvs[i].v)
+	}
+	return append(b, '}')
+}
+
+func appendModelCall(b []byte, c *ModelCall) (_ []byte, err error) {
+	b = append(b, `{"agent":`...)
+	b = appendString(b, c.Agent)
+	if c.Provider != "" {
+		b = append(b, `,"provider":`...)
+		b = appendString(b, c.Provider)
+	}
+	b = append(b, `,"model":`...)
+	b = appendString(b, c.Model)
+	b = append(b, `,"call":`...)
+	b = strconv.AppendInt(b, int64(c.Call), 10)
+	b = append(b, `,"attempt":`...)
+	b = strconv.AppendInt(b, int64(c.Attempt), 10)
+	if c.Alias != "" {
+		b = append(b, `,"alias":`...)
+		b = appendString(b, c.Alias)
+	}
+	if c.Turn != 0 {
+		b = append(b, `,"turn":`...)
+		b = strconv.AppendInt(b, int64(c.Turn), 10)
+	}
+	b = append(b, `,"request_digest":`...)
+	b = appendString(b, c.RequestDigest)
+	if len(c.Params) > 0 {
+		b = append(b, `,"params":`...)
+		if b, err = appendRawMessage(b, c.Params); err != nil {
+			return b, err
+		}
+	}
+	if c.Reply != nil {
+		b = append(b, `,"reply":{"dialog":`...)
+		b = appendString(b, c.Reply.Dialog)
+		b = append(b, `,"index":`...)
+		b = strconv.AppendInt(b, int64(c.Reply.Index), 10)
+		b = append(b, '}')
+	}
+	if c.Usage != (dialog.Usage{}) {
+		b = append(b, `,"usage":`...)
+		b = appendUsage(b, &c.Usage)
+	}
+	if c.USD != 0 {
+		b = append(b, `,"usd":`...)
+		if b, err = appendFloat(b, c.USD); err != nil {
+			return b, err
+		}
+	}
+	b = append(b, `,"latency_ms":`...)
+	if b, err = appendFloat(b, c.LatencyMS); err != nil {
+		return b, err
+	}
+	if e := c.Error; e != nil {
+		b = append(b, `,"error":{"type":`...)
+		b = appendString(b, e.Type)
+		b = append(b, `,"message":`...)
+		b = appendString(b, e.Message)
+		if e.Status != 0 {
+			b = append(b, `,"status":`...)
+			b = strconv.AppendInt(b, int64(e.Status), 10)
+		}
+		if e.RetryAfterMS != 0 {
+			b = append(b, `,"retry_after_ms":`...)
+			if b, err = appendFloat(b, e.RetryAfterMS); err != nil {
+				return b, err
+			}
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}'), nil
+}
+
+func appendToolCall(b []byte, c *ToolCall) (_ []byte, err error) {
+	b = append(b, `{"agent":`...)
+	b = appendString(b, c.Agent)
+	b = append(b, `,"call_id":`...)
+	b = appendString(b, c.CallID)
+	b = append(b, `,"name":`...)
+	b = appendString(b, c.Name)
+	if len(c.Arguments) > 0 {
+		b = append(b, `,"arguments":`...)
+		if b, err = appendRawMessage(b, c.Arguments); err != nil {
+			return b, err
+		}
+	}
+	if c.Result != "" {
+		b = append(b, `,"result":`...)
+		b = appendString(b, c.Result)
+	}
+	if c.Error != "" {
+		b = append(b, `,"error":`...)
+		b = appendString(b, c.Error)
+	}
+	if c.Repeated {
+		b = append(b, `,"repeated":true`...)
+	}
+	b = append(b, `,"latency_ms":`...)
+	if b, err = appendFloat(b, c.LatencyMS); err != nil {
+		return b, err
+	}
+	return append(b, '}'), nil
+}
+
+func appendContextAction(b []byte, a *ContextAction) []byte {
+	b = append(b, `{"agent":`...)
+	b = appendString(b, a.Agent)
+	b = append(b, `,"manager":`...)
+	b = appendString(b, a.Manager)
+	b = append(b, `,"action":`...)
+	b = appendString(b, a.Action)
+	b = append(b, `,"messages_before":`...)
+	b = strconv.AppendInt(b, int64(a.MessagesBefore), 10)
+	b = append(b, `,"messages_after":`...)
+	b = strconv.AppendInt(b, int64(a.MessagesAfter), 10)
+	b = append(b, `,"tokens_before":`...)
+	b = strconv.AppendInt(b, int64(a.TokensBefore), 10)
+	b = append(b, `,"tokens_after":`...)
+	b = strconv.AppendInt(b, int64(a.TokensAfter), 10)
+	if a.Note != "" {
+		b = append(b, `,"note":`...)
+		b = appendString(b, a.Note)
+	}
+	if a.Archived != 0 {
+		b = append(b, `,"archived":`...)
+		b = strconv.AppendInt(b, int64(a.Archived), 10)
+	}
+	if a.Summary != "" {
+		b = append(b, `,"summary":`...)
+		b = appendString(b, a.Summary)
+	}
+	return append(b, '}')
+}
+
+// appendRawMessage appends raw compacted, failing when it is not valid
+// JSON, as encoding/json does with a non-nil RawMessage.
+func appendRawMessage(b []byte, raw json.RawMessage) ([]byte, error) {
+	buf := bytes.NewBuffer(b)
+	if err := json.Compact(buf, raw); err != nil {
+		return b, &json.MarshalerError{Type: reflect.TypeFor[json.RawMessage](), Err: err}
+	}
+	return buf.Bytes(), nil
+}
+
+// appendTime appends t as time.Time's MarshalJSON writes it.
+func appendTime(b []byte, t time.Time) ([]byte, error) {
+	b = append(b, '"')
+	b, err := t.AppendText(b)
+	if err != nil {
+		// Report the error encoding/json reports.
+		if _, jerr := t.MarshalJSON(); jerr != nil {
+			err = jerr
+		}
+		return b, &json.MarshalerError{Type: reflect.TypeFor[time.Time](), Err: err}
+	}
+	return append(b, '"'), nil
+}
+
+// appendFloat appends f as encoding/json encodes a float64: like
+// strconv's 'f' format, or 'e' for very small or large magnitudes, with
+// the exponent's leading zero trimmed, as ES6 formats numbers.
+func appendFloat(b []byte, f float64) ([]byte, error) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return b, &json.UnsupportedValueError{Value: reflect.ValueOf(f), Str: strconv.FormatFloat(f, 'g', -1, 64)}
+	}
+	abs := math.Abs(f)
+	fmt := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		fmt = 'e'
+	}
+	b = strconv.AppendFloat(b, f, fmt, -1, 64)
+	if fmt == 'e' {
+		// clean up e-09 to e-9
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, nil
+}
+
+// appendString appends s as a JSON string, escaped as encoding/json
+// escapes it without HTML escaping. The escaping follows appendString in
+// Go's encoding/json/encode.go; runs of safe ASCII are skipped 8 bytes
+// at a time.
+func appendString(b []byte, s string) []byte {
+	const (
+		lsb = 0x0101010101010101
+		msb = 0x8080808080808080
+	)
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if len(s)-i >= 8 {
+			w := s[i : i+8]
+			x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+				uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+			// A byte's high bit is set in the result if the byte is
+			// non-ASCII, below ' ', '"' or '\\', and borrows set it in
+			// higher bytes only after such a byte.
+			if (x|(x-' '*lsb)|((x^'"'*lsb)-lsb)|((x^'\\'*lsb)-lsb))&msb == 0 {
+				i += 8
+				continue
+			}
+		}
+		if c := s[i]; c < utf8.RuneSelf {
+			if safeSet[c] {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				// Other bytes < 0x20.
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		// U+2028 LINE SEPARATOR and U+2029 PARAGRAPH SEPARATOR are valid
+		// JSON but not JavaScript; encoding/json always escapes them.
+		if c == '\u2028' || c == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// safeSet[c] reports whether the ASCII byte c stands for itself inside a
+// JSON string: all but the control bytes, '"' and '\\', as in
+// encoding/json's safeSet (Go's encoding/json/tables.go).
+var safeSet = func() (set [utf8.RuneSelf]bool) {
+	for c := ' '; c < utf8.RuneSelf; c++ {
+		set[c] = c != '"' && c != '\\'
+	}
+	return set
+}()
