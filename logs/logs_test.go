@@ -432,6 +432,63 @@ func TestWriterHandsRecordsOverInTheBackground(t *testing.T) {
 	}
 }
 
+// Writers racing with flushes of every kind (the background one, Flush,
+// and Write's own when a megabyte waits) neither deadlock nor lose or
+// reorder records.
+func TestWriterFlushRaces(t *testing.T) {
+	for _, delay := range []time.Duration{0, time.Microsecond} {
+		t.Run(delay.String(), func(t *testing.T) {
+			c := &countingWriter{}
+			w, err := NewWriter(c, RunStart{}, Options{FlushDelay: delay})
+			if err != nil {
+				t.Fatal(err)
+			}
+			const writers, each = 4, 300
+			big := strings.Repeat("y", 20_000)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				var wg sync.WaitGroup
+				for g := range writers {
+					wg.Go(func() {
+						for i := range each {
+							if err := w.Write(textRecord(fmt.Sprint(g, " ", i, big))); err != nil {
+								t.Error(err)
+								return
+							}
+							if i%50 == 0 {
+								if err := w.Flush(); err != nil {
+									t.Error(err)
+									return
+								}
+							}
+						}
+					})
+				}
+				wg.Wait()
+			}()
+			select {
+			case <-done:
+			case <-time.After(60 * time.Second):
+				t.Fatal("writers still blocked after 60s: deadlock")
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			_, text := c.state()
+			recs := readAll(t, NewReader(strings.NewReader(text), "raced"))
+			if len(recs) != 1+writers*each {
+				t.Fatalf("%d records, want %d", len(recs), 1+writers*each)
+			}
+			for i, rec := range recs {
+				if rec.Seq != int64(i+1) {
+					t.Fatalf("record %d has seq %d", i, rec.Seq)
+				}
+			}
+		})
+	}
+}
+
 // A record that cannot be encoded is refused without touching the log.
 func TestWriterUnencodableRecord(t *testing.T) {
 	var buf bytes.Buffer

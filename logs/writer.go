@@ -193,7 +193,10 @@ func (w *Writer) Write(rec *Record) error {
 	case w.armed:
 	case w.kick != nil:
 		w.armed = true
-		w.kick <- struct{}{} // never blocks: armed keeps at most one kick queued
+		select {
+		case w.kick <- struct{}{}:
+		default: // a kick is queued already; its flush takes this record too
+		}
 	case w.timer != nil:
 		w.armed = true
 		w.timer.Reset(w.delay)
@@ -207,13 +210,15 @@ func (w *Writer) Flush() error {
 	w.wmu.Lock()
 	defer w.wmu.Unlock()
 	w.mu.Lock()
-	batch, first, last, size := w.pending, w.flushed+1, w.seq, w.size
-	w.pending, w.armed = w.spare[:0], false
-	err := w.err
-	w.mu.Unlock()
-	if err != nil || len(batch) == 0 {
-		return err
+	if w.err != nil || len(w.pending) == 0 {
+		w.mu.Unlock()
+		return w.err
 	}
+	// Writes go on into the spare buffer while this batch is written;
+	// the batch's buffer is the next spare.
+	batch, first, last, size := w.pending, w.flushed+1, w.seq, w.size
+	w.pending, w.spare, w.armed = w.spare[:0], nil, false
+	w.mu.Unlock()
 	n, err := w.w.Write(batch)
 	if err == nil && w.syncEach && w.file != nil {
 		err = w.file.Sync()

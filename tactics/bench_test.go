@@ -21,44 +21,67 @@ import (
 // fork, request digest, adapter, reply appended to two dialogs), without
 // and with every event written to a run log on disk, with the same call
 // made directly with the langchaingo OpenAI client, all against one local
-// OpenAI-wire server. The interleaved subtest alternates the three so that
-// machine drift cancels, and reports their ratios.
+// OpenAI-wire server. The interleaved subtests alternate the three so that
+// machine drift cancels, and report their ratios: for Respond alone (the
+// model call) and for the benchmark's whole turn, which adds the fork that
+// resets the dialog to the same ten messages and its Close.
 func BenchmarkCallOverhead(b *testing.B) {
 	srv := providertest.NewOpenAIServer(b)
 	srv.SetMaxRecorded(1)
-	srv.SetDefault(providertest.Reply{Text: "The answer is 4, because two and two make four.",
-		Usage: providertest.Usage{Input: 420, Output: 12}})
+	reply := providertest.Reply{Text: "The answer is 4, because two and two make four.",
+		Usage: providertest.Usage{Input: 420, Output: 12}}
+	srv.SetDefault(reply)
+	direct := directCall(b, srv.BaseURL())
 	paths := []struct {
 		name string
-		call func() error
+		call func() (time.Duration, error)
 	}{
-		{"langchaingo", directCall(b, srv.BaseURL())},
+		{"langchaingo", func() (time.Duration, error) {
+			start := time.Now()
+			err := direct()
+			return time.Since(start), err
+		}},
 		{"agent", agentCall(b, openBenchModel(b, srv.BaseURL()), benchLog(b, "no-log"))},
 		{"agent+log", agentCall(b, openBenchModel(b, srv.BaseURL()), benchLog(b, "log-file"))},
 	}
 	for _, p := range paths {
 		b.Run(p.name, func(b *testing.B) {
 			for b.Loop() {
-				if err := p.call(); err != nil {
+				if _, err := p.call(); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 	}
-	b.Run("interleaved", func(b *testing.B) {
-		spent := make([]time.Duration, len(paths))
-		for b.Loop() {
-			for i, p := range paths {
-				start := time.Now()
-				if err := p.call(); err != nil {
-					b.Fatal(err)
-				}
-				spent[i] += time.Since(start)
-			}
+	// The server answers at once, the harshest case for the ratio, and
+	// after a millisecond, still far quicker than any real model.
+	for _, latency := range []time.Duration{0, time.Millisecond} {
+		name := "interleaved"
+		if latency > 0 {
+			name += "-" + latency.String()
 		}
-		b.ReportMetric(float64(spent[1])/float64(spent[0]), "agent/direct")
-		b.ReportMetric(float64(spent[2])/float64(spent[0]), "agent+log/direct")
-	})
+		b.Run(name, func(b *testing.B) {
+			reply.Delay = latency
+			srv.SetDefault(reply)
+			turn := make([]time.Duration, len(paths))
+			respond := make([]time.Duration, len(paths))
+			for b.Loop() {
+				for i, p := range paths {
+					start := time.Now()
+					r, err := p.call()
+					if err != nil {
+						b.Fatal(err)
+					}
+					turn[i] += time.Since(start)
+					respond[i] += r
+				}
+			}
+			b.ReportMetric(float64(respond[1])/float64(respond[0]), "agent/direct")
+			b.ReportMetric(float64(respond[2])/float64(respond[0]), "agent+log/direct")
+			b.ReportMetric(float64(turn[1])/float64(turn[0]), "agent-turn/direct")
+			b.ReportMetric(float64(turn[2])/float64(turn[0]), "agent+log-turn/direct")
+		})
+	}
 }
 
 // benchSystem and benchTurns are the 10-message dialog every call path of
@@ -125,8 +148,8 @@ func benchLog(b *testing.B, mode string) Log {
 
 // agentCall returns one turn of an agent on model, logging to log, over
 // the benchmark's 10 messages: a fork of its base dialog, Respond, and
-// Close.
-func agentCall(b *testing.B, model provider.Model, log Log) func() error {
+// Close. The turn reports how long its Respond took.
+func agentCall(b *testing.B, model provider.Model, log Log) func() (time.Duration, error) {
 	ctx := context.Background()
 	a := &Agent{Name: "bench", System: dialog.MustPrompt("sys", benchSystem), Model: model,
 		ModelName: "openai/gpt-4o-mini", Limits: DefaultLimits(), Log: log}
@@ -145,14 +168,17 @@ func agentCall(b *testing.B, model provider.Model, log Log) func() error {
 			b.Fatal(err)
 		}
 	}
-	return func() error {
+	return func() (time.Duration, error) {
 		if err := a.Fork("base", "turn", 0, 0, true); err != nil {
-			return err
+			return 0, err
 		}
-		if _, _, err := a.Respond(ctx); err != nil {
-			return err
+		start := time.Now()
+		_, _, err := a.Respond(ctx)
+		took := time.Since(start)
+		if err != nil {
+			return took, err
 		}
-		return a.Close("turn")
+		return took, a.Close("turn")
 	}
 }
 
@@ -176,7 +202,7 @@ func BenchmarkRespondFrameworkOnly(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			call := agentCall(b, instantModel{}, benchLog(b, mode))
 			for b.Loop() {
-				if err := call(); err != nil {
+				if _, err := call(); err != nil {
 					b.Fatal(err)
 				}
 			}
