@@ -1,6 +1,7 @@
 package logs
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -104,33 +105,26 @@ func newWriter(w io.Writer, start RunStart) (*Writer, error) {
 	return lw, nil
 }
 
-// setOptions applies the flush and sync policies of opts; call it before
-// sharing w.
+// setOptions applies the flush and sync policies of opts, once, before
+// w is shared.
 func (w *Writer) setOptions(opts Options) {
 	w.delay = opts.FlushDelay
+	w.syncEach = opts.SyncInterval < 0
+	w.stop = make(chan struct{})
 	switch {
-	case w.delay == 0 && w.kick == nil:
+	case w.delay == 0:
 		w.kick = make(chan struct{}, 1)
-		w.stop = make(chan struct{})
 		w.stopped.Add(1)
 		go w.flushLoop()
-	case w.delay > 0 && w.timer == nil:
+	case w.delay > 0:
+		// A stopped timer, which Write arms.
 		w.timer = time.AfterFunc(time.Hour, func() { _ = w.Flush() })
 		w.timer.Stop()
 	}
-	w.syncEach = opts.SyncInterval < 0
-	if w.file == nil || w.syncEach {
-		return
+	if w.file != nil && !w.syncEach {
+		w.stopped.Add(1)
+		go w.syncLoop(cmp.Or(opts.SyncInterval, DefaultSyncInterval))
 	}
-	every := opts.SyncInterval
-	if every == 0 {
-		every = DefaultSyncInterval
-	}
-	if w.stop == nil {
-		w.stop = make(chan struct{})
-	}
-	w.stopped.Add(1)
-	go w.syncLoop(every)
 }
 
 // flushLoop hands records to the OS as they come (FlushDelay zero).
@@ -306,10 +300,8 @@ func (w *Writer) Close() error {
 	if w.timer != nil {
 		w.timer.Stop()
 	}
-	if w.stop != nil {
-		close(w.stop)
-		w.stopped.Wait()
-	}
+	close(w.stop)
+	w.stopped.Wait()
 	err := w.Flush()
 	if w.file != nil {
 		err = errors.Join(err, w.file.Sync())
