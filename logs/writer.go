@@ -57,7 +57,7 @@ type Writer struct {
 	flushed int64    // seq of the last record handed to the OS
 	size    int64    // bytes handed to the OS so far, to undo a partial write
 	pending []byte   // encoded records not yet handed to the OS
-	spare   []byte   // the buffer of the write in progress, reused
+	spare   []byte   // the last batch's buffer, reused for the next
 	armed   bool     // a flush is scheduled
 	err     error
 	closed  bool
