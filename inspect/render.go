@@ -7,9 +7,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/internal/jsontext"
 )
 
 // Format is a rendering of a Tree.
@@ -254,7 +254,7 @@ func JSON(t *Tree, sel Selection) *JSONTree {
 // HTML escaping, without building the document in memory first.
 func writeJSON(w *bufio.Writer, t *Tree, sel Selection) error {
 	b := append([]byte(nil), "{\n  \"run_id\": "...)
-	b = appendJSONString(b, t.RunID)
+	b = jsontext.AppendString(b, t.RunID)
 	b = append(b, ",\n  \"dialogs\": ["...)
 	// items[i] counts the elements written so far into the array open at
 	// nesting i: the "dialogs" array, then the children of each open node.
@@ -314,7 +314,7 @@ func appendNodeFields(b []byte, n *Node, ind int) []byte {
 		b = append(b, '\n')
 		b = appendIndent(b, ind)
 		b = append(b, key...)
-		b = appendJSONString(b, v)
+		b = jsontext.AppendString(b, v)
 		b = append(b, ',')
 	}
 	num := func(key string, v int) {
@@ -387,83 +387,14 @@ func appendCostJSON(b []byte, c dialog.Cost, ind int) []byte {
 	}
 	if c.USD != 0 {
 		field(`"usd": `)
-		b = appendJSONFloat(b, c.USD)
+		var err error
+		if b, err = jsontext.AppendFloat(b, c.USD); err != nil {
+			b = append(b, "null"...) // NaN or infinite: a broken price table
+		}
 	}
 	b = append(b, '\n')
 	b = appendIndent(b, ind)
 	return append(b, '}')
-}
-
-// appendJSONFloat formats f as encoding/json does.
-func appendJSONFloat(b []byte, f float64) []byte {
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		// Clean up e-09 to e-9.
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b
-}
-
-// appendJSONString appends s as a JSON string, escaped as encoding/json
-// does without HTML escaping.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 func appendIndent(b []byte, n int) []byte {

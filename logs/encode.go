@@ -4,15 +4,14 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"math"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/internal/jsontext"
 )
 
 // This file encodes records by hand, byte for byte as encoding/json's
@@ -42,10 +41,10 @@ func appendRecordJSON(b []byte, r *Record) (_ []byte, err error) {
 		return b, err
 	}
 	b = append(b, `,"kind":`...)
-	b = appendString(b, string(r.Kind))
+	b = jsontext.AppendString(b, string(r.Kind))
 	if r.Dialog != "" {
 		b = append(b, `,"dialog":`...)
-		b = appendString(b, r.Dialog)
+		b = jsontext.AppendString(b, r.Dialog)
 	}
 	if r.Index != 0 {
 		b = append(b, `,"index":`...)
@@ -53,7 +52,7 @@ func appendRecordJSON(b []byte, r *Record) (_ []byte, err error) {
 	}
 	if r.Prompt != "" {
 		b = append(b, `,"prompt":`...)
-		b = appendString(b, r.Prompt)
+		b = jsontext.AppendString(b, r.Prompt)
 	}
 	// Every payload that is set is written, whatever the kind, as
 	// encoding/json would. The rare kinds go through encoding/json.
@@ -129,16 +128,16 @@ func appendEncodingJSON(b []byte, v any) ([]byte, error) {
 
 func appendTreeNode(b []byte, n *dialog.TreeNode) []byte {
 	b = append(b, `{"id":`...)
-	b = appendString(b, n.ID)
+	b = jsontext.AppendString(b, n.ID)
 	b = append(b, `,"owner":`...)
-	b = appendString(b, n.Owner)
+	b = jsontext.AppendString(b, n.Owner)
 	if n.Alias != "" {
 		b = append(b, `,"alias":`...)
-		b = appendString(b, n.Alias)
+		b = jsontext.AppendString(b, n.Alias)
 	}
 	if n.ParentID != "" {
 		b = append(b, `,"parent_id":`...)
-		b = appendString(b, n.ParentID)
+		b = jsontext.AppendString(b, n.ParentID)
 	}
 	b = append(b, `,"split_point":`...)
 	b = strconv.AppendInt(b, int64(n.SplitPoint), 10)
@@ -156,7 +155,7 @@ func appendTreeNode(b []byte, n *dialog.TreeNode) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, id)
+			b = jsontext.AppendString(b, id)
 		}
 		b = append(b, ']')
 	}
@@ -165,10 +164,10 @@ func appendTreeNode(b []byte, n *dialog.TreeNode) []byte {
 
 func appendMessage(b []byte, m *dialog.Message) (_ []byte, err error) {
 	b = append(b, `{"role":`...)
-	b = appendString(b, string(m.Role))
+	b = jsontext.AppendString(b, string(m.Role))
 	if m.Content != "" {
 		b = append(b, `,"content":`...)
-		b = appendString(b, m.Content)
+		b = jsontext.AppendString(b, m.Content)
 	}
 	if len(m.Parts) > 0 {
 		b = append(b, `,"parts":[`...)
@@ -182,15 +181,15 @@ func appendMessage(b []byte, m *dialog.Message) (_ []byte, err error) {
 	}
 	if m.Name != "" {
 		b = append(b, `,"name":`...)
-		b = appendString(b, m.Name)
+		b = jsontext.AppendString(b, m.Name)
 	}
 	if m.Agent != "" {
 		b = append(b, `,"agent":`...)
-		b = appendString(b, m.Agent)
+		b = jsontext.AppendString(b, m.Agent)
 	}
 	if m.Modality != "" {
 		b = append(b, `,"modality":`...)
-		b = appendString(b, string(m.Modality))
+		b = jsontext.AppendString(b, string(m.Modality))
 	}
 	if len(m.FunctionCalls) > 0 {
 		b = append(b, `,"function_calls":[`...)
@@ -206,7 +205,7 @@ func appendMessage(b []byte, m *dialog.Message) (_ []byte, err error) {
 	}
 	if m.ToolCallID != "" {
 		b = append(b, `,"tool_call_id":`...)
-		b = appendString(b, m.ToolCallID)
+		b = jsontext.AppendString(b, m.ToolCallID)
 	}
 	if len(m.Parsed) > 0 {
 		b = append(b, `,"parsed":`...)
@@ -222,13 +221,13 @@ func appendMessage(b []byte, m *dialog.Message) (_ []byte, err error) {
 	// which for a float is f == 0: -0 too.
 	if m.USD != 0 {
 		b = append(b, `,"usd":`...)
-		if b, err = appendFloat(b, m.USD); err != nil {
+		if b, err = jsontext.AppendFloat(b, m.USD); err != nil {
 			return b, err
 		}
 	}
 	if m.Model != "" {
 		b = append(b, `,"model":`...)
-		b = appendString(b, m.Model)
+		b = jsontext.AppendString(b, m.Model)
 	}
 	if len(m.Logprobs) > 0 {
 		b = append(b, `,"logprobs":`...)
@@ -242,7 +241,7 @@ func appendMessage(b []byte, m *dialog.Message) (_ []byte, err error) {
 	}
 	if m.APIType != "" {
 		b = append(b, `,"api_type":`...)
-		b = appendString(b, string(m.APIType))
+		b = jsontext.AppendString(b, string(m.APIType))
 	}
 	if len(m.Vectors) > 0 {
 		b = append(b, `,"vectors":[`...)
@@ -250,7 +249,7 @@ func appendMessage(b []byte, m *dialog.Message) (_ []byte, err error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			if b, err = appendFloat(b, f); err != nil {
+			if b, err = jsontext.AppendFloat(b, f); err != nil {
 				return b, err
 			}
 		}
@@ -261,10 +260,10 @@ func appendMessage(b []byte, m *dialog.Message) (_ []byte, err error) {
 
 func appendPart(b []byte, p *dialog.Part) []byte {
 	b = append(b, `{"type":`...)
-	b = appendString(b, string(p.Type))
+	b = jsontext.AppendString(b, string(p.Type))
 	if p.Text != "" {
 		b = append(b, `,"text":`...)
-		b = appendString(b, p.Text)
+		b = jsontext.AppendString(b, p.Text)
 	}
 	if p.Image != nil {
 		b = append(b, `,"image":`...)
@@ -279,7 +278,7 @@ func appendImage(b []byte, img *dialog.Image) []byte {
 	start := len(b)
 	if img.MIME != "" {
 		b = append(b, `,"mime":`...)
-		b = appendString(b, img.MIME)
+		b = jsontext.AppendString(b, img.MIME)
 	}
 	if len(img.Data) > 0 {
 		b = append(b, `,"data":"`...)
@@ -288,7 +287,7 @@ func appendImage(b []byte, img *dialog.Image) []byte {
 	}
 	if img.URL != "" {
 		b = append(b, `,"url":`...)
-		b = appendString(b, img.URL)
+		b = jsontext.AppendString(b, img.URL)
 	}
 	return closeObject(b, start)
 }
@@ -305,9 +304,9 @@ func closeObject(b []byte, start int) []byte {
 
 func appendFunctionCall(b []byte, fc *dialog.FunctionCall) (_ []byte, err error) {
 	b = append(b, `{"id":`...)
-	b = appendString(b, fc.ID)
+	b = jsontext.AppendString(b, fc.ID)
 	b = append(b, `,"name":`...)
-	b = appendString(b, fc.Name)
+	b = jsontext.AppendString(b, fc.Name)
 	if len(fc.Arguments) > 0 {
 		b = append(b, `,"arguments":`...)
 		if b, err = appendRawMessage(b, fc.Arguments); err != nil {
@@ -316,11 +315,11 @@ func appendFunctionCall(b []byte, fc *dialog.FunctionCall) (_ []byte, err error)
 	}
 	if fc.Result != "" {
 		b = append(b, `,"result":`...)
-		b = appendString(b, fc.Result)
+		b = jsontext.AppendString(b, fc.Result)
 	}
 	if fc.Error != "" {
 		b = append(b, `,"error":`...)
-		b = appendString(b, fc.Error)
+		b = jsontext.AppendString(b, fc.Error)
 	}
 	return append(b, '}'), nil
 }
@@ -340,9 +339,9 @@ func appendLogprobs(b []byte, lps []dialog.TokenLogprob, depth int) (_ []byte, e
 			b = append(b, ',')
 		}
 		b = append(b, `{"token":`...)
-		b = appendString(b, lp.Token)
+		b = jsontext.AppendString(b, lp.Token)
 		b = append(b, `,"logprob":`...)
-		if b, err = appendFloat(b, lp.Logprob); err != nil {
+		if b, err = jsontext.AppendFloat(b, lp.Logprob); err != nil {
 			return b, err
 		}
 		if len(lp.Bytes) > 0 {
@@ -402,36 +401,36 @@ func appendStringMap(b []byte, m map[string]string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, kvs[i].k)
+		b = jsontext.AppendString(b, kvs[i].k)
 		b = append(b, ':')
-		b = appendString(b, kvs[i].v)
+		b = jsontext.AppendString(b, kvs[i].v)
 	}
 	return append(b, '}')
 }
 
 func appendModelCall(b []byte, c *ModelCall) (_ []byte, err error) {
 	b = append(b, `{"agent":`...)
-	b = appendString(b, c.Agent)
+	b = jsontext.AppendString(b, c.Agent)
 	if c.Provider != "" {
 		b = append(b, `,"provider":`...)
-		b = appendString(b, c.Provider)
+		b = jsontext.AppendString(b, c.Provider)
 	}
 	b = append(b, `,"model":`...)
-	b = appendString(b, c.Model)
+	b = jsontext.AppendString(b, c.Model)
 	b = append(b, `,"call":`...)
 	b = strconv.AppendInt(b, int64(c.Call), 10)
 	b = append(b, `,"attempt":`...)
 	b = strconv.AppendInt(b, int64(c.Attempt), 10)
 	if c.Alias != "" {
 		b = append(b, `,"alias":`...)
-		b = appendString(b, c.Alias)
+		b = jsontext.AppendString(b, c.Alias)
 	}
 	if c.Turn != 0 {
 		b = append(b, `,"turn":`...)
 		b = strconv.AppendInt(b, int64(c.Turn), 10)
 	}
 	b = append(b, `,"request_digest":`...)
-	b = appendString(b, c.RequestDigest)
+	b = jsontext.AppendString(b, c.RequestDigest)
 	if len(c.Params) > 0 {
 		b = append(b, `,"params":`...)
 		if b, err = appendRawMessage(b, c.Params); err != nil {
@@ -440,7 +439,7 @@ func appendModelCall(b []byte, c *ModelCall) (_ []byte, err error) {
 	}
 	if c.Reply != nil {
 		b = append(b, `,"reply":{"dialog":`...)
-		b = appendString(b, c.Reply.Dialog)
+		b = jsontext.AppendString(b, c.Reply.Dialog)
 		b = append(b, `,"index":`...)
 		b = strconv.AppendInt(b, int64(c.Reply.Index), 10)
 		b = append(b, '}')
@@ -451,26 +450,26 @@ func appendModelCall(b []byte, c *ModelCall) (_ []byte, err error) {
 	}
 	if c.USD != 0 {
 		b = append(b, `,"usd":`...)
-		if b, err = appendFloat(b, c.USD); err != nil {
+		if b, err = jsontext.AppendFloat(b, c.USD); err != nil {
 			return b, err
 		}
 	}
 	b = append(b, `,"latency_ms":`...)
-	if b, err = appendFloat(b, c.LatencyMS); err != nil {
+	if b, err = jsontext.AppendFloat(b, c.LatencyMS); err != nil {
 		return b, err
 	}
 	if e := c.Error; e != nil {
 		b = append(b, `,"error":{"type":`...)
-		b = appendString(b, e.Type)
+		b = jsontext.AppendString(b, e.Type)
 		b = append(b, `,"message":`...)
-		b = appendString(b, e.Message)
+		b = jsontext.AppendString(b, e.Message)
 		if e.Status != 0 {
 			b = append(b, `,"status":`...)
 			b = strconv.AppendInt(b, int64(e.Status), 10)
 		}
 		if e.RetryAfterMS != 0 {
 			b = append(b, `,"retry_after_ms":`...)
-			if b, err = appendFloat(b, e.RetryAfterMS); err != nil {
+			if b, err = jsontext.AppendFloat(b, e.RetryAfterMS); err != nil {
 				return b, err
 			}
 		}
@@ -481,11 +480,11 @@ func appendModelCall(b []byte, c *ModelCall) (_ []byte, err error) {
 
 func appendToolCall(b []byte, c *ToolCall) (_ []byte, err error) {
 	b = append(b, `{"agent":`...)
-	b = appendString(b, c.Agent)
+	b = jsontext.AppendString(b, c.Agent)
 	b = append(b, `,"call_id":`...)
-	b = appendString(b, c.CallID)
+	b = jsontext.AppendString(b, c.CallID)
 	b = append(b, `,"name":`...)
-	b = appendString(b, c.Name)
+	b = jsontext.AppendString(b, c.Name)
 	if len(c.Arguments) > 0 {
 		b = append(b, `,"arguments":`...)
 		if b, err = appendRawMessage(b, c.Arguments); err != nil {
@@ -494,17 +493,17 @@ func appendToolCall(b []byte, c *ToolCall) (_ []byte, err error) {
 	}
 	if c.Result != "" {
 		b = append(b, `,"result":`...)
-		b = appendString(b, c.Result)
+		b = jsontext.AppendString(b, c.Result)
 	}
 	if c.Error != "" {
 		b = append(b, `,"error":`...)
-		b = appendString(b, c.Error)
+		b = jsontext.AppendString(b, c.Error)
 	}
 	if c.Repeated {
 		b = append(b, `,"repeated":true`...)
 	}
 	b = append(b, `,"latency_ms":`...)
-	if b, err = appendFloat(b, c.LatencyMS); err != nil {
+	if b, err = jsontext.AppendFloat(b, c.LatencyMS); err != nil {
 		return b, err
 	}
 	return append(b, '}'), nil
@@ -512,11 +511,11 @@ func appendToolCall(b []byte, c *ToolCall) (_ []byte, err error) {
 
 func appendContextAction(b []byte, a *ContextAction) []byte {
 	b = append(b, `{"agent":`...)
-	b = appendString(b, a.Agent)
+	b = jsontext.AppendString(b, a.Agent)
 	b = append(b, `,"manager":`...)
-	b = appendString(b, a.Manager)
+	b = jsontext.AppendString(b, a.Manager)
 	b = append(b, `,"action":`...)
-	b = appendString(b, a.Action)
+	b = jsontext.AppendString(b, a.Action)
 	b = append(b, `,"messages_before":`...)
 	b = strconv.AppendInt(b, int64(a.MessagesBefore), 10)
 	b = append(b, `,"messages_after":`...)
@@ -527,7 +526,7 @@ func appendContextAction(b []byte, a *ContextAction) []byte {
 	b = strconv.AppendInt(b, int64(a.TokensAfter), 10)
 	if a.Note != "" {
 		b = append(b, `,"note":`...)
-		b = appendString(b, a.Note)
+		b = jsontext.AppendString(b, a.Note)
 	}
 	if a.Archived != 0 {
 		b = append(b, `,"archived":`...)
@@ -535,7 +534,7 @@ func appendContextAction(b []byte, a *ContextAction) []byte {
 	}
 	if a.Summary != "" {
 		b = append(b, `,"summary":`...)
-		b = appendString(b, a.Summary)
+		b = jsontext.AppendString(b, a.Summary)
 	}
 	return append(b, '}')
 }
@@ -563,113 +562,3 @@ func appendTime(b []byte, t time.Time) ([]byte, error) {
 	}
 	return append(b, '"'), nil
 }
-
-// appendFloat appends f as encoding/json encodes a float64: like
-// strconv's 'f' format, or 'e' for very small or large magnitudes, with
-// the exponent's leading zero trimmed, as ES6 formats numbers.
-func appendFloat(b []byte, f float64) ([]byte, error) {
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return b, &json.UnsupportedValueError{Value: reflect.ValueOf(f), Str: strconv.FormatFloat(f, 'g', -1, 64)}
-	}
-	abs := math.Abs(f)
-	fmt := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		fmt = 'e'
-	}
-	b = strconv.AppendFloat(b, f, fmt, -1, 64)
-	if fmt == 'e' {
-		// clean up e-09 to e-9
-		n := len(b)
-		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b, nil
-}
-
-// appendString appends s as a JSON string, escaped as encoding/json
-// escapes it without HTML escaping. The escaping follows appendString in
-// Go's encoding/json/encode.go; runs of safe ASCII are skipped 8 bytes
-// at a time.
-func appendString(b []byte, s string) []byte {
-	const (
-		lsb = 0x0101010101010101
-		msb = 0x8080808080808080
-	)
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if len(s)-i >= 8 {
-			w := s[i : i+8]
-			x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-				uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
-			// A byte's high bit is set in the result if the byte is
-			// non-ASCII, below ' ', '"' or '\\', and borrows set it in
-			// higher bytes only after such a byte.
-			if (x|(x-' '*lsb)|((x^'"'*lsb)-lsb)|((x^'\\'*lsb)-lsb))&msb == 0 {
-				i += 8
-				continue
-			}
-		}
-		if c := s[i]; c < utf8.RuneSelf {
-			if safeSet[c] {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				// Other bytes < 0x20.
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		if c == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		// U+2028 LINE SEPARATOR and U+2029 PARAGRAPH SEPARATOR are valid
-		// JSON but not JavaScript; encoding/json always escapes them.
-		if c == '\u2028' || c == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// safeSet[c] reports whether the ASCII byte c stands for itself inside a
-// JSON string: all but the control bytes, '"' and '\\', as in
-// encoding/json's safeSet (Go's encoding/json/tables.go).
-var safeSet = func() (set [utf8.RuneSelf]bool) {
-	for c := ' '; c < utf8.RuneSelf; c++ {
-		set[c] = c != '"' && c != '\\'
-	}
-	return set
-}()

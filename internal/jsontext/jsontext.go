@@ -1,5 +1,7 @@
-// Package jsontext makes raw JSON readable for people: on one line, with
-// the HTML escapes encoding/json writes undone.
+// Package jsontext writes JSON text fast and makes it readable for people:
+// strings and numbers appended byte for byte as encoding/json writes them,
+// and raw JSON put on one line with the HTML escapes encoding/json writes
+// undone.
 package jsontext
 
 import (

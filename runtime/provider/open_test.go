@@ -185,4 +185,3 @@ func TestParamsIsZero(t *testing.T) {
 		}
 	}
 }
-

@@ -1,0 +1,58 @@
+package jsontext
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"testing"
+)
+
+// stdJSON is v as encoding/json writes it without HTML escaping.
+func stdJSON(v any) (string, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
+}
+
+func checkString(t *testing.T, s string) {
+	t.Helper()
+	want, _ := stdJSON(s)
+	if got := string(AppendString([]byte("x"), s)); got != "x"+want {
+		t.Errorf("AppendString(%q) = %s, want x%s", s, got, want)
+	}
+}
+
+func TestAppendStringMatchesEncodingJSON(t *testing.T) {
+	for _, s := range []string{"", "plain ascii, long enough to skip eight at a time",
+		`<a href="x">&amp;</a>`, `quote " and backslash \`, "\x00\x01\x1f\b\f\n\r\t\x7f",
+		"line\u2028para\u2029", "héllo 世界 🎉", "\xff\xfe", "a\xc3", "12345678\"", "1234567\n"} {
+		checkString(t, s)
+	}
+}
+
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "abc", "\u2028", "\xff", `"\`} {
+		f.Add(s)
+	}
+	f.Fuzz(checkString)
+}
+
+func TestAppendFloatMatchesEncodingJSON(t *testing.T) {
+	for _, v := range []float64{0, math.Copysign(0, -1), 1, -2.5, 0.1, 1.0 / 3, 1e-6, 1e-7, 123.456,
+		1e20, 1e21, -2.5e-10, math.MaxFloat64, math.SmallestNonzeroFloat64} {
+		want, _ := stdJSON(v)
+		got, err := AppendFloat(nil, v)
+		if err != nil || string(got) != want {
+			t.Errorf("AppendFloat(%v) = %s, %v; want %s", v, got, err, want)
+		}
+	}
+	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		if got, err := AppendFloat([]byte("x"), v); err == nil || string(got) != "x" {
+			t.Errorf("AppendFloat(%v) = %q, %v; want the buffer unchanged and an error", v, got, err)
+		}
+	}
+}
