@@ -653,12 +653,14 @@ func compactJSON(raw json.RawMessage) string {
 	return string(b)
 }
 
+// paramsJSON is p as a model_call record keeps it: nil when p sets
+// nothing, or when it cannot be encoded (a NaN, which the adapter refuses).
 func paramsJSON(p provider.Params) json.RawMessage {
 	if p.IsZero() {
 		return nil
 	}
 	b, err := json.Marshal(p)
-	if err != nil || string(b) == "{}" {
+	if err != nil {
 		return nil
 	}
 	return b
