@@ -109,22 +109,12 @@ func TestAgents(t *testing.T) {
 	}
 }
 
-// lab:panics answers once, then panics.
+// lab:panics answers once, through the builtin chat, then panics.
 type panics struct{}
 
 func (panics) Agents() []string { return []string{"assistant"} }
 func (panics) Call(ctx context.Context, s *tactics.Session, task string) (any, error) {
-	a, err := s.Agent("assistant")
-	if err != nil {
-		return nil, err
-	}
-	if err := a.Open("main", nil); err != nil {
-		return nil, err
-	}
-	if err := a.Receive(task); err != nil {
-		return nil, err
-	}
-	if _, _, err := a.Respond(ctx); err != nil {
+	if _, err := s.Sub(ctx, "chat", nil, task); err != nil {
 		return nil, err
 	}
 	panic("the tactic has a bug")
