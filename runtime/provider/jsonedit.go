@@ -18,7 +18,7 @@ type edit struct {
 var errJSONEnd = errors.New("unexpected end of JSON")
 
 // editJSON applies edits to doc, which must be a JSON object, and returns
-// the edited object.
+// the edited object in new memory.
 func editJSON(doc []byte, edits []edit) ([]byte, error) {
 	segs, n, err := editSegments(doc, edits)
 	if err != nil {
@@ -26,9 +26,54 @@ func editJSON(doc []byte, edits []edit) ([]byte, error) {
 	}
 	out := make([]byte, 0, n)
 	for _, s := range segs {
-		out = append(out, s...)
+		out = append(out, s.b...)
 	}
 	return out, nil
+}
+
+// editInPlace is editJSON reusing doc's memory when the edited object fits
+// in it without overwriting bytes still to be copied, as it does when the
+// edits delete members or keep their lengths: doc then holds the edited
+// object followed by spaces, still one JSON document, and the result is its
+// start. Otherwise doc is left as it was and the result is new memory.
+func editInPlace(doc []byte, edits []edit) ([]byte, error) {
+	segs, n, err := editSegments(doc, edits)
+	if err != nil {
+		return nil, err
+	}
+	obj := doc[skipSpace(doc, 0):]
+	if !fitsInPlace(segs, n, len(obj)) {
+		out := make([]byte, 0, n)
+		for _, s := range segs {
+			out = append(out, s.b...)
+		}
+		return out, nil
+	}
+	w := 0
+	for _, s := range segs {
+		w += copy(obj[w:], s.b)
+	}
+	for i := w; i < len(obj); i++ {
+		obj[i] = ' '
+	}
+	return obj[:w], nil
+}
+
+// fitsInPlace reports whether segs, n bytes in all, can be copied in order
+// over the object they were cut from, size bytes long: every piece of the
+// object must still be there when its turn comes.
+func fitsInPlace(segs []segment, n, size int) bool {
+	if n > size {
+		return false
+	}
+	w := 0
+	for _, s := range segs {
+		if s.off >= 0 && w > s.off {
+			return false
+		}
+		w += len(s.b)
+	}
+	return true
 }
 
 // editSegments applies edits to doc, which must be a JSON object, and
@@ -36,7 +81,7 @@ func editJSON(doc []byte, edits []edit) ([]byte, error) {
 // total length. Members the edits do not touch are not copied: the
 // segments are runs of doc between the edited members, so editing a large
 // body costs one scan of it and a few small allocations.
-func editSegments(doc []byte, edits []edit) ([][]byte, int, error) {
+func editSegments(doc []byte, edits []edit) ([]segment, int, error) {
 	i := skipSpace(doc, 0)
 	if i >= len(doc) || doc[i] != '{' {
 		return nil, 0, errors.New("request body is not a JSON object")
@@ -54,6 +99,13 @@ func editSegments(doc []byte, edits []edit) ([][]byte, int, error) {
 		return nil, 0, err
 	}
 	return w.segs, w.n, nil
+}
+
+// segment is a piece of an edited object: a run of the original object
+// starting at off, or new bytes (off < 0).
+type segment struct {
+	b   []byte
+	off int
 }
 
 // member is one member of a JSON object: its raw key (without quotes),
@@ -75,15 +127,16 @@ var (
 // members that are kept as they are into single slices of doc.
 type segWriter struct {
 	doc    []byte
-	segs   [][]byte
+	segs   []segment
 	n      int
 	wrote  bool // a member was written
 	inRun  bool
 	rs, re int // the pending run of kept members in doc
 }
 
+// add writes new bytes.
 func (w *segWriter) add(b []byte) {
-	w.segs = append(w.segs, b)
+	w.segs = append(w.segs, segment{b: b, off: -1})
 	w.n += len(b)
 }
 
@@ -101,7 +154,8 @@ func (w *segWriter) keep(m member) {
 
 func (w *segWriter) flush() {
 	if w.inRun {
-		w.add(w.doc[w.rs:w.re])
+		w.segs = append(w.segs, segment{b: w.doc[w.rs:w.re], off: w.rs})
+		w.n += w.re - w.rs
 		w.inRun = false
 	}
 }

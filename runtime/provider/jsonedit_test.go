@@ -60,6 +60,12 @@ func FuzzEditJSON(f *testing.F) {
 		}
 		for _, e := range []edit{{path: []string{key}}, {path: []string{key}, value: set}} {
 			got, err := editJSON([]byte(doc), []edit{e})
+			inPlace := []byte(doc)
+			if got2, err2 := editInPlace(inPlace, []edit{e}); (err == nil) != (err2 == nil) || string(got2) != string(got) {
+				t.Fatalf("editInPlace(%s) = %s, %v; editJSON gave %s, %v", doc, got2, err2, got, err)
+			} else if err == nil && json.Valid([]byte(doc)) && !json.Valid(inPlace) {
+				t.Fatalf("editInPlace(%s) left %q, not JSON", doc, inPlace)
+			}
 			var want map[string]any
 			if json.Unmarshal([]byte(doc), &want) != nil || err != nil || !plainKey(key) {
 				continue
@@ -80,6 +86,52 @@ func FuzzEditJSON(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestEditInPlace checks editInPlace against editJSON: the same result,
+// made in doc's memory exactly when it fits, with doc left one JSON
+// document equal to the result.
+func TestEditInPlace(t *testing.T) {
+	del := func(k string) edit { return edit{path: []string{k}} }
+	set := func(k, v string) edit { return edit{path: []string{k}, value: []byte(v)} }
+	for _, tc := range []struct {
+		doc     string
+		edits   []edit
+		inPlace bool
+	}{
+		{`{"model":"m","messages":[1,2],"temperature":0}`, []edit{del("temperature")}, true},
+		{` {"temperature":0,"model":"m"} `, []edit{del("temperature")}, true},
+		{`{"a":1,"temperature":0,"b":2}`, []edit{del("temperature")}, true},
+		{`{"model":"m","temperature":0}`, []edit{set("temperature", "1")}, true},
+		{`{"model":"m","temperature":0}`, []edit{set("temperature", "0.75")}, false},
+		{`{"model":"m"}`, []edit{set("temperature", "1")}, false},
+		{`{"seed":4,"stream_options":{"include_usage":true},"m":1}`, []edit{del("seed"), set("random_seed", "4"), del("stream_options")}, true},
+		{`{"options":{"temperature":0,"seed":1},"m":1}`, []edit{{path: []string{"options", "temperature"}}}, true},
+		{`{"m":1}`, []edit{del("x")}, true},
+	} {
+		want, err := editJSON([]byte(tc.doc), tc.edits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := []byte(tc.doc)
+		got, err := editInPlace(doc, tc.edits)
+		if err != nil {
+			t.Fatalf("editInPlace(%s): %v", tc.doc, err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("editInPlace(%s) = %s, want %s", tc.doc, got, want)
+		}
+		obj := doc[skipSpace(doc, 0):]
+		inPlace := len(got) > 0 && &got[0] == &obj[0]
+		switch {
+		case inPlace != tc.inPlace:
+			t.Errorf("editInPlace(%s) in place = %v, want %v", tc.doc, inPlace, tc.inPlace)
+		case inPlace && strings.TrimSpace(string(doc)) != string(want):
+			t.Errorf("editInPlace(%s) left the document %q, want %s and spaces", tc.doc, doc, want)
+		case !inPlace && string(doc) != tc.doc:
+			t.Errorf("editInPlace(%s) changed the document to %s without editing in place", tc.doc, doc)
+		}
+	}
 }
 
 // plainKey reports whether key needs no escaping in JSON.

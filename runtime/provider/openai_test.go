@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -174,6 +176,41 @@ func TestOpenAITemperatureOnTheWire(t *testing.T) {
 		case tc.want != nil && got != tc.want:
 			t.Errorf("%s, set %v: temperature on the wire = %v", tc.model, *tc.temp, got)
 		}
+	}
+}
+
+// TestEditedBodySurvivesARedirect follows a 307, for which net/http sends
+// the body again from the client's own buffer, which the transport edits
+// where it lies: both requests must carry the same edited body.
+func TestEditedBodySurvivesARedirect(t *testing.T) {
+	srv := providertest.NewOpenAIServer(t)
+	var mu sync.Mutex
+	var first []byte
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rest, ok := strings.CutPrefix(r.URL.Path, "/old"); ok {
+			body, _ := io.ReadAll(r.Body)
+			mu.Lock()
+			first = body
+			mu.Unlock()
+			http.Redirect(w, r, rest, http.StatusTemporaryRedirect)
+			return
+		}
+		srv.Config.Handler.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	m, err := Open(context.Background(), "openai/gpt-4o-mini", Config{BaseURL: front.URL + "/old/v1", APIKey: "sk-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	generate(t, m, &Request{Messages: []*dialog.Message{userMsg("hi")}})
+	second := srv.LastRequest().Body
+	mu.Lock()
+	defer mu.Unlock()
+	if string(first) != string(second) {
+		t.Fatalf("the redirected request sent\n%s\nafter\n%s", second, first)
+	}
+	if body := srv.LastRequest().JSON(); body == nil || body["temperature"] != nil || body["model"] != "gpt-4o-mini" {
+		t.Errorf("redirected body = %s", second)
 	}
 }
 

@@ -115,36 +115,48 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// bodyBuffers recycles the buffers request bodies are read into.
-var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
 // editBody reads and closes req's body and returns it with edits applied.
+// A client's body is a fresh encoding of its request, sent once, so it is
+// edited where it lies rather than copied (see editInPlace): the client's
+// buffer then holds the edited request, and so does any resend of it.
 func editBody(req *http.Request, edits []edit) ([]byte, error) {
-	buf := bodyBuffers.Get().(*bytes.Buffer)
-	defer func() {
-		if buf.Cap() <= 1<<20 {
-			buf.Reset()
-			bodyBuffers.Put(buf)
-		}
-	}()
-	buf.Reset()
-	if n := req.ContentLength; n > 0 && n < 1<<30 {
-		buf.Grow(int(n))
-	}
-	_, err := buf.ReadFrom(req.Body)
+	doc, err := bodyBytes(req.Body)
 	req.Body.Close()
 	if err != nil {
 		return nil, fmt.Errorf("provider: reading the request body: %w", err)
 	}
-	segs, n, err := editSegments(buf.Bytes(), edits)
+	body, err := editInPlace(doc, edits)
 	if err != nil {
 		return nil, fmt.Errorf("provider: editing the request body: %w", err)
 	}
-	body := make([]byte, 0, n)
-	for _, s := range segs {
-		body = append(body, s...)
-	}
 	return body, nil
+}
+
+// bodyBytes returns what body holds. A body that can write itself out (the
+// *bytes.Reader every client sends, wrapped in io.NopCloser) hands over its
+// own bytes, which are not copied.
+func bodyBytes(body io.Reader) ([]byte, error) {
+	wt, ok := body.(io.WriterTo)
+	if !ok {
+		return io.ReadAll(body)
+	}
+	var k keeper
+	_, err := wt.WriteTo(&k)
+	return k.b, err
+}
+
+// keeper keeps the bytes written to it: the slice of the first Write
+// itself, which io.Writer asks implementations not to do, so that a
+// request body is not copied (see editBody).
+type keeper struct{ b []byte }
+
+func (k *keeper) Write(p []byte) (int, error) {
+	if k.b == nil {
+		k.b = p
+	} else {
+		k.b = append(k.b[:len(k.b):len(k.b)], p...)
+	}
+	return len(p), nil
 }
 
 // wrapClient returns a copy of c (or of a zero client) whose transport is
