@@ -313,6 +313,14 @@ func (a *Adapter) tools(fns []*dialog.Function) ([]llms.Tool, error) {
 // messages converts a dialog to langchaingo's messages.
 func (a *Adapter) messages(in []*dialog.Message) ([]llms.MessageContent, error) {
 	out := make([]llms.MessageContent, 0, len(in))
+	// Messages of plain text, most of any dialog, take their one part from
+	// a single array.
+	texts := make([]llms.ContentPart, 0, len(in))
+	text := func(role llms.ChatMessageType, s string) llms.MessageContent {
+		texts = append(texts, llms.TextContent{Text: s})
+		n := len(texts)
+		return llms.MessageContent{Role: role, Parts: texts[n-1 : n : n]}
+	}
 	var callNames map[string]string // tool call id -> function name
 	for i, m := range in {
 		if m == nil {
@@ -320,17 +328,22 @@ func (a *Adapter) messages(in []*dialog.Message) ([]llms.MessageContent, error) 
 		}
 		switch m.Role {
 		case dialog.RoleSystem:
-			out = append(out, llms.MessageContent{
-				Role:  llms.ChatMessageTypeSystem,
-				Parts: []llms.ContentPart{llms.TextContent{Text: m.Text()}},
-			})
+			out = append(out, text(llms.ChatMessageTypeSystem, m.Text()))
 		case dialog.RoleUser, "":
+			if len(m.Parts) == 0 {
+				out = append(out, text(llms.ChatMessageTypeHuman, m.Content))
+				continue
+			}
 			parts, err := a.userParts(m)
 			if err != nil {
 				return nil, fmt.Errorf("message %d: %w", i, err)
 			}
 			out = append(out, llms.MessageContent{Role: llms.ChatMessageTypeHuman, Parts: parts})
 		case dialog.RoleAssistant, dialog.RoleToolCall:
+			if len(m.FunctionCalls) == 0 {
+				out = append(out, text(llms.ChatMessageTypeAI, m.Text()))
+				continue
+			}
 			for _, fc := range m.FunctionCalls {
 				if fc.ID != "" {
 					if callNames == nil {
@@ -351,9 +364,6 @@ func (a *Adapter) messages(in []*dialog.Message) ([]llms.MessageContent, error) 
 
 // userParts are a user message's text and images.
 func (a *Adapter) userParts(m *dialog.Message) ([]llms.ContentPart, error) {
-	if len(m.Parts) == 0 {
-		return []llms.ContentPart{llms.TextContent{Text: m.Content}}, nil
-	}
 	parts := make([]llms.ContentPart, 0, len(m.Parts))
 	var texts []string
 	for _, p := range m.Parts {
@@ -423,7 +433,8 @@ func decodeDataURL(u string) (mime string, data []byte, ok bool) {
 	return mime, data, true
 }
 
-// appendAssistant adds an assistant turn: its text and tool calls.
+// appendAssistant adds an assistant turn that calls tools: its text, if
+// any, and the calls.
 func (a *Adapter) appendAssistant(out []llms.MessageContent, m *dialog.Message) []llms.MessageContent {
 	text := m.Text()
 	parts := make([]llms.ContentPart, 0, 1+len(m.FunctionCalls))
@@ -442,7 +453,7 @@ func (a *Adapter) appendAssistant(out []llms.MessageContent, m *dialog.Message) 
 			Parts: []llms.ContentPart{llms.TextContent{Text: b.String()}},
 		})
 	}
-	if text != "" || len(m.FunctionCalls) == 0 {
+	if text != "" {
 		parts = append(parts, llms.TextContent{Text: text})
 	}
 	for _, fc := range m.FunctionCalls {

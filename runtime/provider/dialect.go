@@ -64,8 +64,7 @@ func dialectFor(provider string) dialect {
 func (d dialect) edits(p Params, format json.RawMessage) []edit {
 	switch d.wire {
 	case wireOpenAI, wireMistral:
-		es := make([]edit, 0, 6)
-		es = append(es, edit{path: []string{"temperature"}, value: floatJSON(p.Temperature)})
+		es := []edit{{path: temperaturePath, value: floatJSON(p.Temperature)}}
 		if p.TopP != nil {
 			es = append(es, edit{path: []string{"top_p"}, value: floatJSON(p.TopP)})
 		}
@@ -87,7 +86,7 @@ func (d dialect) edits(p Params, format json.RawMessage) []edit {
 		}
 		return es
 	case wireAnthropic:
-		es := []edit{{path: []string{"temperature"}, value: floatJSON(p.Temperature)}}
+		es := []edit{{path: temperaturePath, value: floatJSON(p.Temperature)}}
 		if p.TopK != nil {
 			es = append(es, edit{path: []string{"top_k"}, value: intJSON(p.TopK)})
 		}
@@ -111,6 +110,10 @@ func (d dialect) edits(p Params, format json.RawMessage) []edit {
 	}
 	return nil
 }
+
+// temperaturePath is the path of the edit every call to a top-level
+// temperature makes, shared so that it costs no allocation.
+var temperaturePath = []string{"temperature"}
 
 // floatJSON is *v as JSON, or nil (delete) when v is nil.
 func floatJSON(v *float64) []byte {

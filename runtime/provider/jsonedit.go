@@ -87,14 +87,16 @@ func editSegments(doc []byte, edits []edit) ([]segment, int, error) {
 		return nil, 0, errors.New("request body is not a JSON object")
 	}
 	obj := doc[i:]
-	members, end, err := objectMembers(obj)
+	var buf [16]member
+	members, end, err := objectMembers(buf[:0], obj)
 	if err != nil {
 		return nil, 0, err
 	}
 	if j := skipSpace(obj, end); j != len(obj) {
 		return nil, 0, fmt.Errorf("unexpected data after the JSON object at offset %d", i+j)
 	}
-	w := segWriter{doc: obj}
+	// Braces, and a run of kept members, a comma and a value per edit.
+	w := segWriter{doc: obj, segs: make([]segment, 0, 3*len(edits)+2)}
 	if err := w.object(members, edits); err != nil {
 		return nil, 0, err
 	}
@@ -281,12 +283,12 @@ func hasSet(edits []edit) bool {
 }
 
 // objectMembers splits the JSON object at the start of obj into its
-// members, and returns the offset just past it.
-func objectMembers(obj []byte) ([]member, int, error) {
+// members, appended to dst, and returns the offset just past it.
+func objectMembers(dst []member, obj []byte) ([]member, int, error) {
 	if len(obj) == 0 || obj[0] != '{' {
 		return nil, 0, errors.New("not a JSON object")
 	}
-	members := make([]member, 0, 8)
+	members := dst
 	i := 1
 	for {
 		i = skipSpace(obj, i)
@@ -296,7 +298,7 @@ func objectMembers(obj []byte) ([]member, int, error) {
 		if obj[i] == '}' {
 			return members, i + 1, nil
 		}
-		if len(members) > 0 {
+		if len(members) > len(dst) {
 			if obj[i] != ',' {
 				return nil, 0, fmt.Errorf("expected ',' or '}' at offset %d", i)
 			}

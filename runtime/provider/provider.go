@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"runtime"
 	"sync"
 	"time"
@@ -67,21 +68,49 @@ type Request struct {
 // message's own hash is memoised (messages are immutable), so a long agent
 // loop hashes each message once.
 func (r *Request) Digest() string {
-	h := sha256.New()
-	enc := json.NewEncoder(h)
-	// Encoding our own types cannot fail; a failure would only weaken the
-	// digest, never break a call.
-	_ = enc.Encode(struct {
-		Model  string             `json:"model"`
-		Tools  []*dialog.Function `json:"tools,omitempty"`
-		Format json.RawMessage    `json:"format,omitempty"`
-		Params Params             `json:"params"`
-	}{r.Model, r.Tools, r.Format, r.Params})
-	for _, m := range r.Messages {
-		d := messageDigest(m)
-		h.Write(d[:])
+	d := digesters.Get().(*digester)
+	defer digesters.Put(d)
+	d.h.Reset()
+	if len(r.Tools) == 0 && len(r.Format) == 0 && r.Params.IsZero() && plainString(r.Model) {
+		// What the encoder below writes for such a request, without it.
+		d.b = append(append(append(d.b[:0], `{"model":"`...), r.Model...), "\",\"params\":{}}\n"...)
+		d.h.Write(d.b)
+	} else {
+		// Encoding our own types cannot fail; a failure would only weaken
+		// the digest, never break a call.
+		_ = json.NewEncoder(d.h).Encode(struct {
+			Model  string             `json:"model"`
+			Tools  []*dialog.Function `json:"tools,omitempty"`
+			Format json.RawMessage    `json:"format,omitempty"`
+			Params Params             `json:"params"`
+		}{r.Model, r.Tools, r.Format, r.Params})
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+	for _, m := range r.Messages {
+		md := messageDigest(m)
+		d.h.Write(md[:])
+	}
+	sum := d.h.Sum(d.b[:0])
+	d.b = hex.AppendEncode(append(sum, "sha256:"...), sum)
+	return string(d.b[len(sum):])
+}
+
+// digester is a hash and a buffer for Digest, reused across calls.
+type digester struct {
+	h hash.Hash
+	b []byte
+}
+
+var digesters = sync.Pool{New: func() any { return &digester{h: sha256.New()} }}
+
+// plainString reports whether s is written in JSON as it is, between
+// quotes, by every encoder.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // messageDigests memoises each live message's hash; entries go when their
