@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -323,12 +324,12 @@ func (a *Agent) respond(ctx context.Context, canon *dialog.Dialog, s *CallSessio
 	lim := a.limits()
 	gov := canon.TopPrompt()
 	alias := canon.Alias()
-	work, err := canon.Fork(0, 0, dialog.WithAlias(fmt.Sprintf("%s#1", alias)))
+	work, err := canon.Fork(0, 0, dialog.WithAlias(alias+"#1"))
 	if err != nil {
 		return nil, err
 	}
 	s.Attempts = append(s.Attempts, work.ID())
-	seen := map[string]string{} // name+args -> result, for repeated calls
+	var seen map[string]string // name+args -> result, for repeated calls
 	rounds := 0
 	for exceptions := 0; ; {
 		tools := gov != nil && len(gov.Functions) > 0 && lim.MaxInterruptSteps > 0
@@ -337,6 +338,9 @@ func (a *Agent) respond(ctx context.Context, canon *dialog.Dialog, s *CallSessio
 			return nil, err
 		}
 		if reply.IsFunctionCall() && tools {
+			if seen == nil {
+				seen = map[string]string{}
+			}
 			if err := a.runTools(ctx, work, gov, reply, seen, s); err != nil {
 				return nil, err
 			}
@@ -364,13 +368,11 @@ func (a *Agent) respond(ctx context.Context, canon *dialog.Dialog, s *CallSessio
 			}
 			continue
 		}
-		perr := parseReply(gov, reply)
+		parsed, perr := parseReply(gov, reply)
 		if perr == nil {
-			stored, err := canon.Append(*reply)
-			if err != nil {
-				return nil, err
-			}
-			return stored, nil
+			final := *reply
+			final.Parsed = parsed
+			return canon.Append(final)
 		}
 		var pe *dialog.ParseError
 		if !errors.As(perr, &pe) || exceptions >= lim.MaxExceptionRetry {
@@ -378,7 +380,7 @@ func (a *Agent) respond(ctx context.Context, canon *dialog.Dialog, s *CallSessio
 		}
 		// Retry on a fork of the failed attempt, so it stays a branch.
 		exceptions++
-		if work, err = work.Fork(0, 0, dialog.WithAlias(fmt.Sprintf("%s#%d", alias, exceptions+1))); err != nil {
+		if work, err = work.Fork(0, 0, dialog.WithAlias(alias+"#"+strconv.Itoa(exceptions+1))); err != nil {
 			return nil, err
 		}
 		s.Attempts = append(s.Attempts, work.ID())
@@ -389,27 +391,28 @@ func (a *Agent) respond(ctx context.Context, canon *dialog.Dialog, s *CallSessio
 	}
 }
 
-// parseReply parses reply with the governing prompt's parser, storing the
-// result in reply.Parsed.
-func parseReply(gov *dialog.Prompt, reply *dialog.Message) error {
+// parseReply parses reply with the governing prompt's parser and returns the
+// result as JSON (nil when the prompt has no parser).
+func parseReply(gov *dialog.Prompt, reply *dialog.Message) (json.RawMessage, error) {
 	if gov == nil {
-		return nil
+		return nil, nil
 	}
 	parser := gov.Parser
 	if parser == nil && gov.Format != nil {
 		parser = dialog.JSONParser{}
 	}
 	if parser == nil {
-		return nil
+		return nil, nil
 	}
 	v, err := parser.Parse(reply.Text())
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if reply.Parsed, err = json.Marshal(v); err != nil {
-		return fmt.Errorf("encoding parsed output: %w", err)
+	parsed, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding parsed output: %w", err)
 	}
-	return nil
+	return parsed, nil
 }
 
 // invoke sends the working dialog to the model, retrying as Limits allow,
@@ -456,9 +459,7 @@ func (a *Agent) invoke(ctx context.Context, work *dialog.Dialog, gov *dialog.Pro
 			if err := a.write(&logs.Record{Kind: logs.KindModelCall, Dialog: work.ID(), ModelCall: rec}); err != nil {
 				return nil, err
 			}
-			// The parser fills Parsed on the caller's copy, not the shared one.
-			out := *reply
-			return &out, nil
+			return reply, nil
 		}
 		pe := provider.AsError(a.ModelName, err)
 		rec.Error = &logs.CallError{Type: string(pe.Kind), Message: err.Error(), Status: pe.Status, RetryAfterMS: ms(pe.Retry)}

@@ -4,7 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"runtime"
+	"strings"
 	"testing"
+	"time"
+	"weak"
 
 	"github.com/lllm-go/lllm/dialog"
 )
@@ -53,5 +57,43 @@ func TestDigestIsStable(t *testing.T) {
 	b := &Request{Model: "m", Messages: msgs, Params: Params{Seed: ptr(1)}}
 	if a.Digest() == b.Digest() {
 		t.Error("requests that differ in params have the same digest")
+	}
+}
+
+// digestsMemoised is how many of keys the memo holds.
+func digestsMemoised(keys []weak.Pointer[dialog.Message]) int {
+	messageDigests.RLock()
+	defer messageDigests.RUnlock()
+	n := 0
+	for _, k := range keys {
+		if _, ok := messageDigests.m[k]; ok {
+			n++
+		}
+	}
+	return n
+}
+
+// TestDigestMemoForgetsCollectedMessages checks that the memo holds an
+// entry per live message only: a long run must not grow it for ever.
+func TestDigestMemoForgetsCollectedMessages(t *testing.T) {
+	keys := make([]weak.Pointer[dialog.Message], 100)
+	func() {
+		msgs := make([]*dialog.Message, len(keys))
+		for i := range msgs {
+			msgs[i] = userMsg(strings.Repeat("x", i+1))
+			keys[i] = weak.Make(msgs[i])
+		}
+		(&Request{Model: "m", Messages: msgs}).Digest()
+		if n := digestsMemoised(keys); n != len(keys) {
+			t.Fatalf("memo holds %d of the request's %d messages", n, len(keys))
+		}
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for digestsMemoised(keys) > 0 && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := digestsMemoised(keys); n > 0 {
+		t.Errorf("memo still holds %d collected messages", n)
 	}
 }

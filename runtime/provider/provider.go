@@ -71,10 +71,10 @@ func (r *Request) Digest() string {
 	d := digesters.Get().(*digester)
 	defer digesters.Put(d)
 	d.h.Reset()
+	d.b = d.b[:0]
 	if len(r.Tools) == 0 && len(r.Format) == 0 && r.Params.IsZero() && plainString(r.Model) {
 		// What the encoder below writes for such a request, without it.
-		d.b = append(append(append(d.b[:0], `{"model":"`...), r.Model...), "\",\"params\":{}}\n"...)
-		d.h.Write(d.b)
+		d.b = append(append(append(d.b, `{"model":"`...), r.Model...), "\",\"params\":{}}\n"...)
 	} else {
 		// Encoding our own types cannot fail; a failure would only weaken
 		// the digest, never break a call.
@@ -87,8 +87,9 @@ func (r *Request) Digest() string {
 	}
 	for _, m := range r.Messages {
 		md := messageDigest(m)
-		d.h.Write(md[:])
+		d.b = append(d.b, md[:]...)
 	}
+	d.h.Write(d.b)
 	sum := d.h.Sum(d.b[:0])
 	d.b = hex.AppendEncode(append(sum, "sha256:"...), sum)
 	return string(d.b[len(sum):])
@@ -114,20 +115,40 @@ func plainString(s string) bool {
 }
 
 // messageDigests memoises each live message's hash; entries go when their
-// message is collected.
-var messageDigests sync.Map // weak.Pointer[dialog.Message] -> [32]byte
+// message is collected. A map under a lock, not a sync.Map, whose keys
+// would be boxed on every lookup.
+var messageDigests struct {
+	sync.RWMutex
+	m map[weak.Pointer[dialog.Message]][32]byte
+}
 
 func messageDigest(m *dialog.Message) [32]byte {
 	key := weak.Make(m)
-	if d, ok := messageDigests.Load(key); ok {
-		return d.([32]byte)
+	messageDigests.RLock()
+	d, ok := messageDigests.m[key]
+	messageDigests.RUnlock()
+	if ok {
+		return d
 	}
 	b, _ := json.Marshal(m) // see Digest
-	d := sha256.Sum256(b)
-	if _, loaded := messageDigests.LoadOrStore(key, d); !loaded {
-		runtime.AddCleanup(m, func(k weak.Pointer[dialog.Message]) { messageDigests.Delete(k) }, key)
+	d = sha256.Sum256(b)
+	messageDigests.Lock()
+	defer messageDigests.Unlock()
+	if _, ok := messageDigests.m[key]; !ok {
+		if messageDigests.m == nil {
+			messageDigests.m = map[weak.Pointer[dialog.Message]][32]byte{}
+		}
+		messageDigests.m[key] = d
+		runtime.AddCleanup(m, forgetDigest, key)
 	}
 	return d
+}
+
+// forgetDigest drops a memoised digest once its message is collected.
+func forgetDigest(key weak.Pointer[dialog.Message]) {
+	messageDigests.Lock()
+	delete(messageDigests.m, key)
+	messageDigests.Unlock()
 }
 
 // Response is a model's reply, carrying what it answered and what it cost.
