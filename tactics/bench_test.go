@@ -1,10 +1,13 @@
 package tactics
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -28,22 +31,8 @@ import (
 func BenchmarkCallOverhead(b *testing.B) {
 	srv := providertest.NewOpenAIServer(b)
 	srv.SetMaxRecorded(1)
-	reply := providertest.Reply{Text: "The answer is 4, because two and two make four.",
-		Usage: providertest.Usage{Input: 420, Output: 12}}
-	srv.SetDefault(reply)
-	direct := directCall(b, srv.BaseURL())
-	paths := []struct {
-		name string
-		call func() (time.Duration, error)
-	}{
-		{"langchaingo", func() (time.Duration, error) {
-			start := time.Now()
-			err := direct()
-			return time.Since(start), err
-		}},
-		{"agent", agentCall(b, openBenchModel(b, srv.BaseURL()), benchLog(b, "no-log"))},
-		{"agent+log", agentCall(b, openBenchModel(b, srv.BaseURL()), benchLog(b, "log-file"))},
-	}
+	srv.SetDefault(benchReply)
+	paths := callPaths(b, srv.BaseURL())
 	for _, p := range paths {
 		b.Run(p.name, func(b *testing.B) {
 			for b.Loop() {
@@ -53,35 +42,120 @@ func BenchmarkCallOverhead(b *testing.B) {
 			}
 		})
 	}
-	// The server answers at once, the harshest case for the ratio, and
-	// after a millisecond, still far quicker than any real model.
+	// The server in this process answers at once, the harshest case for
+	// the ratio, and after a millisecond, still far quicker than any real
+	// model.
 	for _, latency := range []time.Duration{0, time.Millisecond} {
 		name := "interleaved"
 		if latency > 0 {
 			name += "-" + latency.String()
 		}
 		b.Run(name, func(b *testing.B) {
-			reply.Delay = latency
-			srv.SetDefault(reply)
-			turn := make([]time.Duration, len(paths))
-			respond := make([]time.Duration, len(paths))
-			for b.Loop() {
-				for i, p := range paths {
-					start := time.Now()
-					r, err := p.call()
-					if err != nil {
-						b.Fatal(err)
-					}
-					turn[i] += time.Since(start)
-					respond[i] += r
-				}
-			}
-			b.ReportMetric(float64(respond[1])/float64(respond[0]), "agent/direct")
-			b.ReportMetric(float64(respond[2])/float64(respond[0]), "agent+log/direct")
-			b.ReportMetric(float64(turn[1])/float64(turn[0]), "agent-turn/direct")
-			b.ReportMetric(float64(turn[2])/float64(turn[0]), "agent+log-turn/direct")
+			r := benchReply
+			r.Delay = latency
+			srv.SetDefault(r)
+			interleave(b, paths)
 		})
 	}
+	// A server in its own process, as a local model server is, answering
+	// at once: the garbage collector and scheduler of this process then
+	// serve the caller alone.
+	process := callPaths(b, serverProcess(b))
+	b.Run("interleaved-process", func(b *testing.B) { interleave(b, process) })
+}
+
+// benchReply is what the benchmarks' servers answer.
+var benchReply = providertest.Reply{Text: "The answer is 4, because two and two make four.",
+	Usage: providertest.Usage{Input: 420, Output: 12}}
+
+// callPath is one way to make the benchmark's model call; call reports
+// how long its model call (Respond, for an agent) took.
+type callPath struct {
+	name string
+	call func() (time.Duration, error)
+}
+
+// callPaths are the three ways to call the server at baseURL: the
+// langchaingo client directly, an agent, and an agent with a run log.
+func callPaths(b *testing.B, baseURL string) []callPath {
+	direct := directCall(b, baseURL)
+	return []callPath{
+		{"langchaingo", func() (time.Duration, error) {
+			start := time.Now()
+			err := direct()
+			return time.Since(start), err
+		}},
+		{"agent", agentCall(b, openBenchModel(b, baseURL), benchLog(b, "no-log"))},
+		{"agent+log", agentCall(b, openBenchModel(b, baseURL), benchLog(b, "log-file"))},
+	}
+}
+
+// interleave makes each path's call in turn, b.N times, and reports the
+// agents' ratios to the direct call.
+func interleave(b *testing.B, paths []callPath) {
+	turn := make([]time.Duration, len(paths))
+	respond := make([]time.Duration, len(paths))
+	for b.Loop() {
+		for i, p := range paths {
+			start := time.Now()
+			r, err := p.call()
+			if err != nil {
+				b.Fatal(err)
+			}
+			turn[i] += time.Since(start)
+			respond[i] += r
+		}
+	}
+	b.ReportMetric(float64(respond[1])/float64(respond[0]), "agent/direct")
+	b.ReportMetric(float64(respond[2])/float64(respond[0]), "agent+log/direct")
+	b.ReportMetric(float64(turn[1])/float64(turn[0]), "agent-turn/direct")
+	b.ReportMetric(float64(turn[2])/float64(turn[0]), "agent+log-turn/direct")
+}
+
+// benchServerEnv, when set, makes the test binary serve benchReply on the
+// OpenAI wire instead of running tests, until its standard input closes:
+// the separate server process of BenchmarkCallOverhead.
+const benchServerEnv = "LLLM_BENCH_SERVER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(benchServerEnv) != "" {
+		srv := providertest.StartOpenAIServer()
+		srv.SetMaxRecorded(1)
+		srv.SetDefault(benchReply)
+		fmt.Println(srv.BaseURL())
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		srv.Close()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// serverProcess starts this test binary as a benchmark server in a child
+// process, stopped when b ends, and returns its base URL.
+func serverProcess(b *testing.B) string {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), benchServerEnv+"=1")
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("starting the benchmark server: %v", err)
+	}
+	b.Cleanup(func() {
+		stdin.Close()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		b.Fatalf("reading the benchmark server's address: %v", err)
+	}
+	return strings.TrimSpace(line)
 }
 
 // benchSystem and benchTurns are the 10-message dialog every call path of

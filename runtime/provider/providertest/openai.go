@@ -19,6 +19,12 @@ func NewOpenAIServer(t testing.TB, replies ...Reply) *Server {
 	return newServer(t, openaiProtocol{}, replies)
 }
 
+// StartOpenAIServer is NewOpenAIServer outside a test, for a benchmark's
+// server process: the caller closes it.
+func StartOpenAIServer(replies ...Reply) *Server {
+	return startServer(openaiProtocol{}, replies)
+}
+
 type openaiProtocol struct{}
 
 func (openaiProtocol) path() string           { return "/chat/completions" }

@@ -137,13 +137,18 @@ type protocol interface {
 
 func newServer(t testing.TB, p protocol, replies []Reply) *Server {
 	t.Helper()
+	s := startServer(p, replies)
+	t.Cleanup(s.Close)
+	return s
+}
+
+func startServer(p protocol, replies []Reply) *Server {
 	s := &Server{
 		protocol: p,
 		queue:    append([]Reply(nil), replies...),
 		def:      Reply{Text: "ok", Usage: Usage{Input: 10, Output: 1}},
 	}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.Close)
 	return s
 }
 
