@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -32,6 +33,46 @@ func encodeRecord(b []byte, rec *Record) ([]byte, error) {
 	}
 	return append(out, '\n'), nil
 }
+
+// encodable reports whether rec is sure to encode, so that Write may leave
+// its encoding to the flush: it carries only the payloads of dialogs and
+// of model, tool and context calls, every float in them finite and every
+// raw JSON value valid, the only ways those payloads can fail. The rarer
+// records, and any in doubt, are encoded by Write, which refuses them if
+// they fail.
+func encodable(r *Record) bool {
+	if r.RunStart != nil || r.RunEnd != nil || r.TacticStart != nil || r.TacticEnd != nil {
+		return false
+	}
+	if m := r.Message; m != nil {
+		if len(m.Logprobs) > 0 || !finite(m.USD) || !validRaw(m.Parsed) {
+			return false
+		}
+		for i := range m.FunctionCalls {
+			if !validRaw(m.FunctionCalls[i].Arguments) {
+				return false
+			}
+		}
+		for _, f := range m.Vectors {
+			if !finite(f) {
+				return false
+			}
+		}
+	}
+	if c := r.ModelCall; c != nil {
+		if !validRaw(c.Params) || !finite(c.USD) || !finite(c.LatencyMS) || c.Error != nil && !finite(c.Error.RetryAfterMS) {
+			return false
+		}
+	}
+	if c := r.ToolCall; c != nil && (!validRaw(c.Arguments) || !finite(c.LatencyMS)) {
+		return false
+	}
+	return true
+}
+
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+func validRaw(raw json.RawMessage) bool { return len(raw) == 0 || json.Valid(raw) }
 
 func appendRecordJSON(b []byte, r *Record) (_ []byte, err error) {
 	b = append(b, `{"seq":`...)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -381,12 +382,21 @@ func TestFlushDelayBatchesRecords(t *testing.T) {
 }
 
 // A writer whose delay has not ended still hands its records over once it
-// holds a megabyte, so memory stays bounded.
+// holds maxQueued of them, so memory stays bounded; a batch of large
+// records is written a megabyte or so at a time.
 func TestFlushDelayBoundsMemory(t *testing.T) {
 	c := &countingWriter{}
 	w, err := NewWriter(c, RunStart{}, Options{FlushDelay: time.Hour})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for i := range 2*maxQueued + 10 {
+		if err := w.Write(textRecord(fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, _ := c.state(); n != 3 {
+		t.Fatalf("%d writes after %d records, want 3: queued records are not bounded", n, 2*maxQueued+10)
 	}
 	big := strings.Repeat("x", 100_000)
 	for range 25 {
@@ -394,8 +404,15 @@ func TestFlushDelayBoundsMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n, text := c.state(); n < 3 || len(text) < 2_000_000 {
-		t.Fatalf("%d writes, %d bytes handed over: pending records are not bounded", n, len(text))
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	n, text := c.state()
+	if n < 5 || len(text) < 2_500_000 {
+		t.Fatalf("the 2.5 MB batch took %d writes in all, %d bytes: want it written in pieces", n, len(text))
+	}
+	if recs := readAll(t, NewReader(strings.NewReader(text), "bounded")); len(recs) != 1+2*maxQueued+10+25 {
+		t.Fatalf("%d records in the log", len(recs))
 	}
 	w.Close()
 }
@@ -500,6 +517,35 @@ func TestWriterUnencodableRecord(t *testing.T) {
 	}
 	if err := w.Write(&Record{Kind: KindRunEnd, RunEnd: &RunEnd{Status: StatusOK}}); err != nil {
 		t.Fatalf("log unusable after a refused record: %v", err)
+	}
+}
+
+// A record whose payload changes after Write, against its contract, so that
+// it no longer encodes, stops the log at the flush with an error naming what
+// was lost, and the log still ends on a whole record.
+func TestWriterRecordChangedAfterWrite(t *testing.T) {
+	c := &countingWriter{}
+	w, err := NewWriter(c, RunStart{}, Options{FlushDelay: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &Record{Kind: KindModelCall, ModelCall: &ModelCall{Agent: "a"}}
+	for _, r := range []*Record{textRecord("before"), rec, textRecord("after")} {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec.ModelCall.LatencyMS = math.NaN()
+	err = w.Flush()
+	if err == nil || !strings.Contains(err.Error(), "writing records 2 to 4: encoding record 3 (model_call)") {
+		t.Fatalf("Flush = %v, want the record and the records lost named", err)
+	}
+	if werr := w.Write(textRecord("later")); werr == nil || werr.Error() != err.Error() {
+		t.Fatalf("Write after the failure = %v, want %v", werr, err)
+	}
+	_, text := c.state()
+	if recs := readAll(t, NewReader(strings.NewReader(text), "stopped")); len(recs) != 1 {
+		t.Fatalf("%d records in the log, want run_start alone", len(recs))
 	}
 }
 

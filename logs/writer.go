@@ -18,10 +18,14 @@ import (
 // Options.SyncInterval is zero.
 const DefaultSyncInterval = time.Second
 
-// maxPending is how many encoded bytes a Writer holds before Write hands
-// them to the OS itself, so a writer that cannot keep up slows its callers
-// instead of growing without bound.
-const maxPending = 1 << 20
+// maxQueued is how many records a Writer holds before Write hands them to
+// the OS itself, so a writer that cannot keep up slows its callers instead
+// of growing without bound.
+const maxQueued = 1024
+
+// maxChunk is about the most a flush hands to the OS in one write: a batch
+// of large records is encoded and written a megabyte at a time.
+const maxChunk = 1 << 20
 
 // Options tune a Writer. The zero value is ready to use.
 type Options struct {
@@ -31,9 +35,10 @@ type Options struct {
 	SyncInterval time.Duration
 	// FlushDelay is how long a record may wait in memory before it is
 	// handed to the OS. Zero hands it over at once from a background
-	// goroutine, so Write does not wait for the write system call; a
-	// positive delay batches the records of that window into one write;
-	// a negative one writes every record before Write returns.
+	// goroutine, so Write waits neither for its encoding nor for the
+	// write system call; a positive delay batches the records of that
+	// window into one write; a negative one encodes and writes every
+	// record before Write returns.
 	FlushDelay time.Duration
 }
 
@@ -41,9 +46,11 @@ type Options struct {
 var ErrClosed = errors.New("logs: writer closed")
 
 // Writer appends records to a run log. It is safe for concurrent use: each
-// record gets the next sequence number and is encoded when it is written,
-// so a record that cannot be encoded is refused at once. Records reach the
-// OS in order, each whole, in as few write system calls as they can share
+// record gets the next sequence number when it is written, and a record
+// that cannot be encoded is refused at once. The records of dialogs, model,
+// tool and context calls are encoded later, by the flush, off the caller's
+// goroutine; the others are encoded by Write. Records reach the OS in
+// order, each whole, in as few write system calls as they can share
 // (Options.FlushDelay); Flush and Close wait for them. After a failed write
 // the Writer keeps returning that error.
 //
@@ -56,8 +63,8 @@ type Writer struct {
 	seq     int64    // of the last record accepted
 	flushed int64    // seq of the last record handed to the OS
 	size    int64    // bytes handed to the OS so far, to undo a partial write
-	pending []byte   // encoded records not yet handed to the OS
-	spare   []byte   // the last batch's buffer, reused for the next
+	queue   []queued // records not yet handed to the OS
+	spare   []queued // the last batch's queue, reused for the next
 	armed   bool     // a flush is scheduled
 	err     error
 	closed  bool
@@ -65,6 +72,7 @@ type Writer struct {
 	totals  Totals // of the records accepted so far
 
 	wmu   sync.Mutex // held while handing a batch to the OS, to keep batches in order
+	buf   []byte     // a batch's encoding; guarded by wmu
 	delay time.Duration
 	kick  chan struct{} // wakes the background flusher (FlushDelay zero)
 	timer *time.Timer   // fires a flush (FlushDelay positive)
@@ -156,9 +164,19 @@ func (w *Writer) syncLoop(every time.Duration) {
 	}
 }
 
-// Write appends rec, setting its Seq and Time. It returns once rec is
-// encoded and queued; see Options.FlushDelay for when it reaches the OS.
+// queued is a record waiting for the OS: a copy of it, to be encoded by
+// the flush, or its encoding (line).
+type queued struct {
+	rec  Record
+	line []byte
+}
+
+// Write appends rec, setting its Seq and Time, and returns once it is
+// queued; see Options.FlushDelay for when it reaches the OS. What rec
+// points to is encoded later and must not change after Write (dialog
+// messages never do); rec itself may.
 func (w *Writer) Write(rec *Record) error {
+	later := encodable(rec)
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
@@ -170,18 +188,21 @@ func (w *Writer) Write(rec *Record) error {
 	}
 	rec.Seq = w.seq + 1
 	rec.Time = time.Now().UTC()
-	n := len(w.pending)
-	var err error
-	if w.pending, err = encodeRecord(w.pending, rec); err != nil {
-		// Nothing was queued: the log stays usable.
-		w.pending = w.pending[:n]
-		w.mu.Unlock()
-		return fmt.Errorf("logs: encoding %s record: %w", rec.Kind, err)
+	if later {
+		w.queue = append(w.queue, queued{rec: *rec})
+	} else {
+		line, err := encodeRecord(nil, rec)
+		if err != nil {
+			// Nothing was queued: the log stays usable.
+			w.mu.Unlock()
+			return fmt.Errorf("logs: encoding %s record: %w", rec.Kind, err)
+		}
+		w.queue = append(w.queue, queued{line: line})
 	}
 	w.seq++
 	w.count(rec)
 	switch {
-	case w.delay < 0 || len(w.pending) >= maxPending:
+	case w.delay < 0 || len(w.queue) >= maxQueued:
 		w.mu.Unlock()
 		return w.Flush()
 	case w.armed:
@@ -204,37 +225,73 @@ func (w *Writer) Flush() error {
 	w.wmu.Lock()
 	defer w.wmu.Unlock()
 	w.mu.Lock()
-	if w.err != nil || len(w.pending) == 0 {
+	if w.err != nil || len(w.queue) == 0 {
 		w.mu.Unlock()
 		return w.err
 	}
-	// Writes go on into the spare buffer while this batch is written;
-	// the batch's buffer is the next spare.
-	batch, first, last, size := w.pending, w.flushed+1, w.seq, w.size
-	w.pending, w.spare, w.armed = w.spare[:0], nil, false
+	// Writes go on into the spare queue while this batch is encoded and
+	// written; the batch's queue is the next spare.
+	batch, first := w.queue, w.flushed+1
+	w.queue, w.spare, w.armed = w.spare[:0], nil, false
 	w.mu.Unlock()
-	n, err := w.w.Write(batch)
-	if err == nil && w.syncEach && w.file != nil {
-		err = w.file.Sync()
-	}
+	err := w.writeBatch(batch, first)
+	clear(batch) // its records may go
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.spare = batch[:0]
 	if err != nil {
-		if n > 0 && w.file != nil {
-			// Undo the partial write so the log ends on a whole line.
-			_ = w.file.Truncate(size)
-		}
-		which := fmt.Sprintf("record %d", first)
-		if last > first {
-			which = fmt.Sprintf("records %d to %d", first, last)
-		}
-		w.err = fmt.Errorf("logs: writing %s: %w", which, err)
-		return w.err
+		w.err = err
 	}
-	w.flushed = last
-	w.size += int64(n)
-	w.dirty.Store(true)
+	return err
+}
+
+// writeBatch encodes batch, whose first record is number first, and hands
+// it to the OS about a megabyte per write. A write that fails part-way is
+// undone, so the log ends on a whole record, and the error names the
+// records lost.
+func (w *Writer) writeBatch(batch []queued, first int64) error {
+	for i := 0; i < len(batch); {
+		from := i
+		lost := func(err error) error {
+			lo, hi := first+int64(from), first+int64(len(batch)-1)
+			if hi > lo {
+				return fmt.Errorf("logs: writing records %d to %d: %w", lo, hi, err)
+			}
+			return fmt.Errorf("logs: writing record %d: %w", lo, err)
+		}
+		buf := w.buf[:0]
+		for ; i < len(batch) && len(buf) < maxChunk; i++ {
+			if batch[i].line != nil {
+				buf = append(buf, batch[i].line...)
+				continue
+			}
+			var err error
+			if buf, err = encodeRecord(buf, &batch[i].rec); err != nil {
+				// What the record points to changed after Write.
+				return lost(fmt.Errorf("encoding record %d (%s): %w", first+int64(i), batch[i].rec.Kind, err))
+			}
+		}
+		w.buf = buf[:0]
+		if cap(buf) > 2*maxChunk {
+			w.buf = nil // do not keep a huge record's buffer
+		}
+		n, err := w.w.Write(buf)
+		if err == nil && w.syncEach && w.file != nil {
+			err = w.file.Sync()
+		}
+		if err != nil {
+			if n > 0 && w.file != nil {
+				// Undo the partial write so the log ends on a whole line.
+				_ = w.file.Truncate(w.size)
+			}
+			return lost(err)
+		}
+		w.mu.Lock()
+		w.flushed = first + int64(i) - 1
+		w.size += int64(n)
+		w.mu.Unlock()
+		w.dirty.Store(true)
+	}
 	return nil
 }
 
