@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -446,6 +447,47 @@ func TestWriterHandsRecordsOverInTheBackground(t *testing.T) {
 			t.Fatalf("records not handed over within 10s")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// By default a steady stream of records is handed over in one write per
+// flushGap, not one per record, and a record after a quiet spell at once.
+func TestSteadyStreamIsBatched(t *testing.T) {
+	c := &countingWriter{}
+	w, err := NewWriter(c, RunStart{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	const records, every = 400, 50 * time.Microsecond
+	for i := range records {
+		if err := w.Write(textRecord(fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+		for start := time.Now(); time.Since(start) < every; {
+			runtime.Gosched() // sleeps are a millisecond long on some machines
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// 400 records over at least 20ms: at most 20 gaps, with room for a
+	// slow machine's sleeps, which only make batches bigger.
+	if n, _ := c.state(); n > records/4 {
+		t.Errorf("%d writes for %d records written every %v: the stream is not batched", n, records, every)
+	}
+	time.Sleep(5 * flushGap)
+	before, _ := c.state()
+	if err := w.Write(textRecord("alone")); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Microsecond) {
+		if n, _ := c.state(); n > before {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a record after a quiet spell was not handed over")
+		}
 	}
 }
 

@@ -36,9 +36,10 @@ type Options struct {
 	// FlushDelay is how long a record may wait in memory before it is
 	// handed to the OS. Zero hands it over at once from a background
 	// goroutine, so Write waits neither for its encoding nor for the
-	// write system call; a positive delay batches the records of that
-	// window into one write; a negative one encodes and writes every
-	// record before Write returns.
+	// write system call, and batches a steady stream into one write a
+	// millisecond; a positive delay batches the records of that window
+	// into one write; a negative one encodes and writes every record
+	// before Write returns.
 	FlushDelay time.Duration
 }
 
@@ -135,15 +136,29 @@ func (w *Writer) setOptions(opts Options) {
 	}
 }
 
-// flushLoop hands records to the OS as they come (FlushDelay zero).
+// flushGap is the least time between two background flushes with the
+// default FlushDelay: a record written after a quiet spell goes to the OS
+// at once, and a steady stream of them in one write per gap.
+const flushGap = time.Millisecond
+
+// flushLoop hands records to the OS as they come (FlushDelay zero), at
+// most once per flushGap.
 func (w *Writer) flushLoop() {
 	defer w.stopped.Done()
+	gap := time.NewTimer(flushGap)
+	defer gap.Stop()
 	for {
 		select {
 		case <-w.stop:
 			return
 		case <-w.kick:
 			_ = w.Flush() // a failure is kept in w.err and reported by Write
+		}
+		gap.Reset(flushGap)
+		select {
+		case <-w.stop:
+			return
+		case <-gap.C:
 		}
 	}
 }
