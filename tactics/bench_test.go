@@ -91,22 +91,25 @@ func callPaths(b *testing.B, baseURL string) []callPath {
 	}
 }
 
-// interleave makes each path's call in turn, b.N times, and reports the
-// agents' ratios to the direct call: of the total times (what the
-// framework costs in all), and of the median calls (a typical call,
-// unmoved by the rare call a busy machine stalls).
+// interleave makes each path's calls in turn, in blocks of interleaveBlock
+// calls, b.N blocks each, and reports the agents' ratios to the direct
+// call: of the total times (what the framework costs in all), and of the
+// median calls (a typical call, unmoved by the rare call a busy machine
+// stalls).
 func interleave(b *testing.B, paths []callPath) {
 	turn := make([]time.Duration, len(paths))
 	respond := make([][]time.Duration, len(paths))
 	for b.Loop() {
 		for i, p := range paths {
-			start := time.Now()
-			r, err := p.call()
-			if err != nil {
-				b.Fatal(err)
+			for range interleaveBlock {
+				start := time.Now()
+				r, err := p.call()
+				if err != nil {
+					b.Fatal(err)
+				}
+				turn[i] += time.Since(start)
+				respond[i] = append(respond[i], r)
 			}
-			turn[i] += time.Since(start)
-			respond[i] = append(respond[i], r)
 		}
 	}
 	total := make([]time.Duration, len(paths))
@@ -124,6 +127,12 @@ func interleave(b *testing.B, paths []callPath) {
 	b.ReportMetric(float64(median[2])/float64(median[0]), "agent+log/direct-p50")
 	b.ReportMetric(float64(turn[2])/float64(turn[0]), "agent+log-turn/direct")
 }
+
+// interleaveBlock is how many calls a path makes before the next path's
+// turn. Blocks, not single calls, so that what a path leaves running in
+// the background (the log's flush) slows its own calls, not mostly the
+// next path's first; short enough that machine drift still cancels.
+const interleaveBlock = 16
 
 // benchServerEnv, when set, makes the test binary serve benchReply on the
 // OpenAI wire instead of running tests, until its standard input closes:
