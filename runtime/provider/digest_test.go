@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -52,6 +53,13 @@ func TestDigestIsStable(t *testing.T) {
 				t.Errorf("Digest(model %q, %d messages) = %s, want %s", r.Model, len(r.Messages), got, want)
 			}
 		}
+	}
+	long := &Request{Model: "m"}
+	for i := range 1000 { // hashed in pieces
+		long.Messages = append(long.Messages, userMsg(fmt.Sprint(i)))
+	}
+	if got, want := long.Digest(), referenceDigest(long); got != want {
+		t.Errorf("Digest of 1000 messages = %s, want %s", got, want)
 	}
 	a := &Request{Model: "m", Messages: msgs}
 	b := &Request{Model: "m", Messages: msgs, Params: Params{Seed: ptr(1)}}

@@ -86,6 +86,10 @@ func (r *Request) Digest() string {
 		}{r.Model, r.Tools, r.Format, r.Params})
 	}
 	for _, m := range r.Messages {
+		if len(d.b) >= 4<<10 { // hash a long dialog in pieces, in a small buffer
+			d.h.Write(d.b)
+			d.b = d.b[:0]
+		}
 		md := messageDigest(m)
 		d.b = append(d.b, md[:]...)
 	}
