@@ -564,6 +564,7 @@ func TestAttemptOfInterruptedRun(t *testing.T) {
 	root := t.TempDir()
 	w, run, d := liveRun(t, root, "question")
 	work := must(d.Fork(0, 0, dialog.WithAlias("main#1")))
+	flush(t, w)
 	h := New(root, Options{})
 	url := "/api/runs/" + run.ID + "/dialogs/" + work.ID()
 
@@ -593,5 +594,14 @@ func liveRun(t *testing.T, root, first string) (*logs.Writer, *logs.Run, *dialog
 	t.Cleanup(func() { w.Close() })
 	d := must(dialog.New("coder", dialog.WithAlias("main"), dialog.WithSink(w)))
 	must(d.PutText(first))
+	flush(t, w)
 	return w, run, d
+}
+
+// flush hands w's records to the file, as its background flush soon does.
+func flush(t *testing.T, w *logs.Writer) {
+	t.Helper()
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
 }
