@@ -385,6 +385,7 @@ func TestNewErrors(t *testing.T) {
 
 func TestRegister(t *testing.T) {
 	Register("test-custom", func(cfg map[string]any) (Manager, error) { return nullManager{}, nil })
+	t.Cleanup(func() { factories.Delete("test-custom") }) // so that the tests can run again
 	if !slices.Contains(Names(), "test-custom") || !slices.IsSorted(Names()) {
 		t.Errorf("Names() = %v, want sorted and containing test-custom", Names())
 	}
