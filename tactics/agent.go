@@ -416,7 +416,8 @@ func parseReply(gov *dialog.Prompt, reply *dialog.Message) (json.RawMessage, err
 }
 
 // invoke sends the working dialog to the model, retrying as Limits allow,
-// appends the reply to it and returns the stored reply.
+// appends the reply to it and returns the stored reply, which is shared
+// and must not be changed.
 func (a *Agent) invoke(ctx context.Context, work *dialog.Dialog, gov *dialog.Prompt, tools bool, lim Limits, s *CallSession) (*dialog.Message, error) {
 	msgs, err := a.fit(ctx, work, s.alias)
 	if err != nil {
