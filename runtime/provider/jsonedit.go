@@ -24,11 +24,16 @@ func editJSON(doc []byte, edits []edit) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return join(segs, n), nil
+}
+
+// join copies segs, n bytes in all, into new memory.
+func join(segs []segment, n int) []byte {
 	out := make([]byte, 0, n)
 	for _, s := range segs {
 		out = append(out, s.b...)
 	}
-	return out, nil
+	return out
 }
 
 // editInPlace is editJSON reusing doc's memory when the edited object fits
@@ -43,11 +48,7 @@ func editInPlace(doc []byte, edits []edit) ([]byte, error) {
 	}
 	obj := doc[skipSpace(doc, 0):]
 	if !fitsInPlace(segs, n, len(obj)) {
-		out := make([]byte, 0, n)
-		for _, s := range segs {
-			out = append(out, s.b...)
-		}
-		return out, nil
+		return join(segs, n), nil
 	}
 	w := 0
 	for _, s := range segs {
