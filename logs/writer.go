@@ -36,8 +36,8 @@ type Options struct {
 	// FlushDelay is how long a record may wait in memory before it is
 	// handed to the OS. Zero hands it over at once from a background
 	// goroutine, so Write waits neither for its encoding nor for the
-	// write system call, and batches a steady stream into one write a
-	// millisecond; a positive delay batches the records of that window
+	// write system call, and batches a steady stream into one write
+	// every 10ms; a positive delay batches the records of that window
 	// into one write; a negative one encodes and writes every record
 	// before Write returns.
 	FlushDelay time.Duration
@@ -138,8 +138,11 @@ func (w *Writer) setOptions(opts Options) {
 
 // flushGap is the least time between two background flushes with the
 // default FlushDelay: a record written after a quiet spell goes to the OS
-// at once, and a steady stream of them in one write per gap.
-const flushGap = time.Millisecond
+// at once, and a steady stream of them in one write per gap. Each flush
+// wakes a goroutine, which on a virtual machine costs tens of
+// microseconds of CPU (see docs/BENCHMARKS.md): at a gap of 1ms a stream
+// of fast model calls spent more on the wakeups than on the log's work.
+const flushGap = 10 * time.Millisecond
 
 // flushLoop hands records to the OS as they come (FlushDelay zero), at
 // most once per flushGap.
