@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 	"weak"
 
 	"github.com/lllm-go/lllm/dialog"
@@ -70,12 +71,14 @@ func TestDigestIsStable(t *testing.T) {
 
 // digestsMemoised is how many of keys the memo holds.
 func digestsMemoised(keys []weak.Pointer[dialog.Message]) int {
-	messageDigests.RLock()
-	defer messageDigests.RUnlock()
+	digestMemo.RLock()
+	defer digestMemo.RUnlock()
 	n := 0
-	for _, k := range keys {
-		if _, ok := messageDigests.m[k]; ok {
-			n++
+	for _, e := range digestMemo.m {
+		for _, k := range keys {
+			if e.msg == k {
+				n++
+			}
 		}
 	}
 	return n
@@ -103,5 +106,43 @@ func TestDigestMemoForgetsCollectedMessages(t *testing.T) {
 	}
 	if n := digestsMemoised(keys); n > 0 {
 		t.Errorf("memo still holds %d collected messages", n)
+	}
+}
+
+// A memo entry at a message's address that belongs to another message (as
+// when a collected message's address is reused before its entry goes) is
+// not taken for the message's own hash.
+func TestDigestMemoChecksTheEntrysMessage(t *testing.T) {
+	m, other := userMsg("mine"), userMsg("another message")
+	req := &Request{Model: "m", Messages: []*dialog.Message{m}}
+	want := referenceDigest(req)
+	if got := req.Digest(); got != want {
+		t.Fatalf("Digest = %s, want %s", got, want)
+	}
+	addr := uintptr(unsafe.Pointer(m))
+	digestMemo.Lock()
+	digestMemo.m[addr] = memoDigest{msg: weak.Make(other), sum: sha256.Sum256([]byte("stale"))}
+	digestMemo.Unlock()
+	if got := req.Digest(); got != want {
+		t.Errorf("Digest with another message's entry at its address = %s, want %s", got, want)
+	}
+	digestMemo.RLock()
+	defer digestMemo.RUnlock()
+	if digestMemo.m[addr].msg != weak.Make(m) {
+		t.Error("the entry was not given back to the message at its address")
+	}
+	runtime.KeepAlive(other)
+}
+
+// BenchmarkDigest is the digest of a 10-message request whose messages'
+// hashes are memoised, as in an agent loop.
+func BenchmarkDigest(b *testing.B) {
+	req := &Request{Model: "openai/gpt-4o-mini"}
+	for i := range 10 {
+		req.Messages = append(req.Messages, userMsg(fmt.Sprintf("Turn %d: %s", i, strings.Repeat("some words of context ", 8))))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		req.Digest()
 	}
 }

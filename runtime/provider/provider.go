@@ -12,8 +12,10 @@ import (
 	"fmt"
 	"hash"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
+	"unsafe"
 	"weak"
 
 	"github.com/lllm-go/lllm/dialog"
@@ -85,13 +87,17 @@ func (r *Request) Digest() string {
 			Params Params             `json:"params"`
 		}{r.Model, r.Tools, r.Format, r.Params})
 	}
-	for _, m := range r.Messages {
-		if len(d.b) >= 4<<10 { // hash a long dialog in pieces, in a small buffer
+	// Message hashes, in pieces of at most 4 KB.
+	for ms := r.Messages; len(ms) > 0; {
+		if len(d.b) >= 4<<10 {
 			d.h.Write(d.b)
 			d.b = d.b[:0]
 		}
-		md := messageDigest(m)
-		d.b = append(d.b, md[:]...)
+		n := min(len(ms), 128)
+		from := len(d.b)
+		d.b = slices.Grow(d.b, sha256.Size*n)[:from+sha256.Size*n]
+		d.missed = messageDigests(ms[:n], d.b[from:], d.missed[:0])
+		ms = ms[n:]
 	}
 	d.h.Write(d.b)
 	sum := d.h.Sum(d.b[:0])
@@ -101,8 +107,9 @@ func (r *Request) Digest() string {
 
 // digester is a hash and a buffer for Digest, reused across calls.
 type digester struct {
-	h hash.Hash
-	b []byte
+	h      hash.Hash
+	b      []byte
+	missed []int // messages of a piece whose hash is not memoised
 }
 
 var digesters = sync.Pool{New: func() any { return &digester{h: sha256.New()} }}
@@ -118,41 +125,72 @@ func plainString(s string) bool {
 	return true
 }
 
-// messageDigests memoises each live message's hash; entries go when their
-// message is collected. A map under a lock, not a sync.Map, whose keys
-// would be boxed on every lookup.
-var messageDigests struct {
+// digestMemo memoises each live message's hash, by the message's
+// address, so that a lookup is a map probe, not the making of a weak
+// pointer. An entry's weak pointer tells whether its message still lives
+// there, and the entry goes when the message is collected.
+var digestMemo struct {
 	sync.RWMutex
-	m map[weak.Pointer[dialog.Message]][32]byte
+	m map[uintptr]memoDigest
 }
 
-func messageDigest(m *dialog.Message) [32]byte {
-	key := weak.Make(m)
-	messageDigests.RLock()
-	d, ok := messageDigests.m[key]
-	messageDigests.RUnlock()
-	if ok {
-		return d
-	}
-	b, _ := json.Marshal(m) // see Digest
-	d = sha256.Sum256(b)
-	messageDigests.Lock()
-	defer messageDigests.Unlock()
-	if _, ok := messageDigests.m[key]; !ok {
-		if messageDigests.m == nil {
-			messageDigests.m = map[weak.Pointer[dialog.Message]][32]byte{}
+// memoDigest is a memoised hash and the message it belongs to.
+type memoDigest struct {
+	msg weak.Pointer[dialog.Message]
+	sum [sha256.Size]byte
+}
+
+// messageDigests writes the hash of each of ms to out, one after another,
+// looking them all up under one read lock; missed is scratch space.
+func messageDigests(ms []*dialog.Message, out []byte, missed []int) []int {
+	digestMemo.RLock()
+	for i, m := range ms {
+		e, ok := digestMemo.m[uintptr(unsafe.Pointer(m))]
+		if ok && e.msg.Value() == m {
+			copy(out[i*sha256.Size:], e.sum[:])
+		} else {
+			missed = append(missed, i)
 		}
-		messageDigests.m[key] = d
-		runtime.AddCleanup(m, forgetDigest, key)
 	}
-	return d
+	digestMemo.RUnlock()
+	for _, i := range missed {
+		sum := memoise(ms[i])
+		copy(out[i*sha256.Size:], sum[:])
+	}
+	return missed
 }
 
-// forgetDigest drops a memoised digest once its message is collected.
-func forgetDigest(key weak.Pointer[dialog.Message]) {
-	messageDigests.Lock()
-	delete(messageDigests.m, key)
-	messageDigests.Unlock()
+// memoise hashes m and memoises its hash.
+func memoise(m *dialog.Message) [sha256.Size]byte {
+	b, _ := json.Marshal(m) // see Digest
+	e := memoDigest{msg: weak.Make(m), sum: sha256.Sum256(b)}
+	addr := uintptr(unsafe.Pointer(m))
+	digestMemo.Lock()
+	defer digestMemo.Unlock()
+	if old, ok := digestMemo.m[addr]; !ok || old.msg != e.msg {
+		if digestMemo.m == nil {
+			digestMemo.m = map[uintptr]memoDigest{}
+		}
+		digestMemo.m[addr] = e
+		runtime.AddCleanup(m, forgetDigest, memoEntry{addr, e.msg})
+	}
+	return e.sum
+}
+
+// forgetDigest drops the memoised digest of a collected message, unless a
+// newer message at the same address has taken its entry.
+func forgetDigest(e memoEntry) {
+	digestMemo.Lock()
+	defer digestMemo.Unlock()
+	if digestMemo.m[e.addr].msg == e.msg {
+		delete(digestMemo.m, e.addr)
+	}
+}
+
+// memoEntry names an entry of digestMemo without holding its message.
+type memoEntry struct {
+	addr uintptr
+	msg  weak.Pointer[dialog.Message]
 }
 
 // Response is a model's reply, carrying what it answered and what it cost.
