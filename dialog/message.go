@@ -87,6 +87,7 @@ type TokenLogprob struct {
 type Usage struct {
 	InputTokens       int `json:"input_tokens,omitzero"`
 	CachedInputTokens int `json:"cached_input_tokens,omitzero"` // part of InputTokens served from a cache
+	CacheWriteTokens  int `json:"cache_write_tokens,omitzero"`  // part of InputTokens written to a cache (Anthropic)
 	OutputTokens      int `json:"output_tokens,omitzero"`
 	ReasoningTokens   int `json:"reasoning_tokens,omitzero"` // part of OutputTokens spent reasoning
 }
@@ -96,6 +97,7 @@ func (u Usage) Add(v Usage) Usage {
 	return Usage{
 		InputTokens:       u.InputTokens + v.InputTokens,
 		CachedInputTokens: u.CachedInputTokens + v.CachedInputTokens,
+		CacheWriteTokens:  u.CacheWriteTokens + v.CacheWriteTokens,
 		OutputTokens:      u.OutputTokens + v.OutputTokens,
 		ReasoningTokens:   u.ReasoningTokens + v.ReasoningTokens,
 	}

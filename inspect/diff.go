@@ -106,6 +106,7 @@ func newCostDelta(a, b dialog.Cost) CostDelta {
 	d := dialog.Cost{Usage: dialog.Usage{
 		InputTokens:       b.InputTokens - a.InputTokens,
 		CachedInputTokens: b.CachedInputTokens - a.CachedInputTokens,
+		CacheWriteTokens:  b.CacheWriteTokens - a.CacheWriteTokens,
 		OutputTokens:      b.OutputTokens - a.OutputTokens,
 		ReasoningTokens:   b.ReasoningTokens - a.ReasoningTokens,
 	}, USD: b.USD - a.USD}

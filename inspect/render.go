@@ -378,6 +378,7 @@ func appendCostJSON(b []byte, c dialog.Cost, ind int) []byte {
 		v   int
 	}{
 		{`"input_tokens": `, c.InputTokens}, {`"cached_input_tokens": `, c.CachedInputTokens},
+		{`"cache_write_tokens": `, c.CacheWriteTokens},
 		{`"output_tokens": `, c.OutputTokens}, {`"reasoning_tokens": `, c.ReasoningTokens},
 	} {
 		if f.v != 0 {

@@ -417,6 +417,10 @@ func appendUsage(b []byte, u *dialog.Usage) []byte {
 		b = append(b, `,"cached_input_tokens":`...)
 		b = strconv.AppendInt(b, int64(u.CachedInputTokens), 10)
 	}
+	if u.CacheWriteTokens != 0 {
+		b = append(b, `,"cache_write_tokens":`...)
+		b = strconv.AppendInt(b, int64(u.CacheWriteTokens), 10)
+	}
 	if u.OutputTokens != 0 {
 		b = append(b, `,"output_tokens":`...)
 		b = strconv.AppendInt(b, int64(u.OutputTokens), 10)

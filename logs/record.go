@@ -21,7 +21,7 @@ import (
 const (
 	FormatName   = "lllm-go/run-log"
 	VersionMajor = 1
-	VersionMinor = 1
+	VersionMinor = 2
 )
 
 // Kind is the kind of a record. The payload of a record is under the key

@@ -240,9 +240,10 @@ func TestReplayBadRuns(t *testing.T) {
 
 	noConfig := write("noconfig", append([]string{regexp.MustCompile(`"config":\{.*?\},"task"`).ReplaceAllString(lines[0], `"task"`)}, lines[1:]...))
 	unknown := write("unknown", append([]string{strings.ReplaceAll(lines[0], `"chat"`, `"mytactic"`)}, lines[1:]...))
+	version := fmt.Sprintf("%d.%d", logs.VersionMajor, logs.VersionMinor)
 	old := make([]string, len(lines))
 	for i, l := range lines {
-		old[i] = regexp.MustCompile(`"alias":"[^"]*","turn":\d+,`).ReplaceAllString(edit(l, `"version":"1.1"`, `"version":"1.0"`), "")
+		old[i] = regexp.MustCompile(`"alias":"[^"]*","turn":\d+,`).ReplaceAllString(edit(l, `"version":"`+version+`"`, `"version":"1.0"`), "")
 	}
 	oldFormat := write("oldformat", old)
 

@@ -636,7 +636,7 @@ func usageFrom(info map[string]any) dialog.Usage {
 		read, _ := intOf(info["CacheReadInputTokens"])
 		write, _ := intOf(info["CacheCreationInputTokens"])
 		u.InputTokens = in + read + write
-		u.CachedInputTokens = read
+		u.CachedInputTokens, u.CacheWriteTokens = read, write
 		u.OutputTokens, _ = intOf(info["OutputTokens"])
 		return u
 	}

@@ -30,14 +30,15 @@ func TestAnthropicTextAndToolUseMerged(t *testing.T) {
 		!jsonEqual(t, msg.FunctionCalls[0].Arguments, `{"city":"Paris"}`) {
 		t.Errorf("calls = %+v", msg.FunctionCalls)
 	}
-	want := dialog.Usage{InputTokens: 1200, CachedInputTokens: 1000, OutputTokens: 30}
+	want := dialog.Usage{InputTokens: 1200, CachedInputTokens: 1000, CacheWriteTokens: 50, OutputTokens: 30}
 	if msg.Usage != want {
 		t.Errorf("usage = %+v, want %+v", msg.Usage, want)
 	}
 	if msg.Model != "anthropic/claude-sonnet-4-5" || resp.FinishReason != "tool_use" {
 		t.Errorf("model %q, finish %q", msg.Model, resp.FinishReason)
 	}
-	wantUSD := (200*3.0 + 1000*0.30 + 30*15.0) / 1e6
+	// 150 fresh, 1000 read from the cache, 50 written to it (1.25x input).
+	wantUSD := (150*3.0 + 1000*0.30 + 50*3.75 + 30*15.0) / 1e6
 	if math.Abs(msg.USD-wantUSD) > 1e-12 {
 		t.Errorf("USD = %v, want %v", msg.USD, wantUSD)
 	}

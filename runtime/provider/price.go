@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"maps"
 	"strings"
 
@@ -14,6 +15,9 @@ type Price struct {
 	// CachedInput is the price of prompt tokens served from the provider's
 	// prompt cache. Zero means no discount: cached tokens cost Input.
 	CachedInput float64 `json:"cached_input,omitempty" yaml:"cached_input,omitempty"`
+	// CacheWrite is the price of prompt tokens written to the provider's
+	// prompt cache, which Anthropic charges above Input. Zero means Input.
+	CacheWrite float64 `json:"cache_write,omitempty" yaml:"cache_write,omitempty"`
 	// Output is the price of generated tokens, reasoning tokens included.
 	Output float64 `json:"output" yaml:"output"`
 }
@@ -23,9 +27,9 @@ type Price struct {
 // the providers' pages before trusting a bill to them; override entries
 // with Config.Prices.
 //
-// Caveats: Anthropic's cache writes cost 1.25x input but are priced here
-// at Input; Gemini 2.5 Pro's prices are those for prompts up to 200k
-// tokens.
+// Caveats: Anthropic's cache writes are priced for the default 5-minute
+// cache (1.25x input; the 1-hour cache costs 2x); Gemini 2.5 Pro's prices
+// are those for prompts up to 200k tokens.
 var defaultPrices = map[string]Price{
 	// OpenAI
 	"gpt-4o":       {Input: 2.50, CachedInput: 1.25, Output: 10.00},
@@ -44,16 +48,16 @@ var defaultPrices = map[string]Price{
 	"o4-mini":      {Input: 1.10, CachedInput: 0.275, Output: 4.40},
 
 	// Anthropic (cached input = cache reads)
-	"claude-opus-4":     {Input: 15.00, CachedInput: 1.50, Output: 75.00},
-	"claude-opus-4-0":   {Input: 15.00, CachedInput: 1.50, Output: 75.00},
-	"claude-opus-4-1":   {Input: 15.00, CachedInput: 1.50, Output: 75.00},
-	"claude-opus-4-5":   {Input: 5.00, CachedInput: 0.50, Output: 25.00},
-	"claude-sonnet-4":   {Input: 3.00, CachedInput: 0.30, Output: 15.00},
-	"claude-sonnet-4-0": {Input: 3.00, CachedInput: 0.30, Output: 15.00},
-	"claude-sonnet-4-5": {Input: 3.00, CachedInput: 0.30, Output: 15.00},
-	"claude-haiku-4-5":  {Input: 1.00, CachedInput: 0.10, Output: 5.00},
-	"claude-3-7-sonnet": {Input: 3.00, CachedInput: 0.30, Output: 15.00},
-	"claude-3-5-haiku":  {Input: 0.80, CachedInput: 0.08, Output: 4.00},
+	"claude-opus-4":     {Input: 15.00, CachedInput: 1.50, CacheWrite: 18.75, Output: 75.00},
+	"claude-opus-4-0":   {Input: 15.00, CachedInput: 1.50, CacheWrite: 18.75, Output: 75.00},
+	"claude-opus-4-1":   {Input: 15.00, CachedInput: 1.50, CacheWrite: 18.75, Output: 75.00},
+	"claude-opus-4-5":   {Input: 5.00, CachedInput: 0.50, CacheWrite: 6.25, Output: 25.00},
+	"claude-sonnet-4":   {Input: 3.00, CachedInput: 0.30, CacheWrite: 3.75, Output: 15.00},
+	"claude-sonnet-4-0": {Input: 3.00, CachedInput: 0.30, CacheWrite: 3.75, Output: 15.00},
+	"claude-sonnet-4-5": {Input: 3.00, CachedInput: 0.30, CacheWrite: 3.75, Output: 15.00},
+	"claude-haiku-4-5":  {Input: 1.00, CachedInput: 0.10, CacheWrite: 1.25, Output: 5.00},
+	"claude-3-7-sonnet": {Input: 3.00, CachedInput: 0.30, CacheWrite: 3.75, Output: 15.00},
+	"claude-3-5-haiku":  {Input: 0.80, CachedInput: 0.08, CacheWrite: 1.00, Output: 4.00},
 
 	// Google
 	"gemini-2.0-flash":      {Input: 0.10, CachedInput: 0.025, Output: 0.40},
@@ -74,7 +78,8 @@ var defaultPrices = map[string]Price{
 func DefaultPrices() map[string]Price { return maps.Clone(defaultPrices) }
 
 // Cost is what usage u of model cost in US dollars: cached input tokens at
-// the cached price, the rest of the input at the input price, and output
+// the cached price, tokens written to the cache at the cache-write price,
+// the rest of the input at the input price, and output
 // (reasoning included) at the output price. model may carry a "provider/"
 // prefix. Its price is looked up in prices, then in the built-in table;
 // in each, an exact name wins, then the longest name that model extends
@@ -89,13 +94,12 @@ func Cost(model string, u dialog.Usage, prices map[string]Price) float64 {
 }
 
 func (p Price) cost(u dialog.Usage) float64 {
-	cached := min(max(u.CachedInputTokens, 0), max(u.InputTokens, 0))
-	fresh := max(u.InputTokens, 0) - cached
-	cachedPrice := p.CachedInput
-	if cachedPrice == 0 {
-		cachedPrice = p.Input
-	}
-	return (float64(fresh)*p.Input + float64(cached)*cachedPrice + float64(max(u.OutputTokens, 0))*p.Output) / 1e6
+	input := max(u.InputTokens, 0)
+	cached := min(max(u.CachedInputTokens, 0), input)
+	written := min(max(u.CacheWriteTokens, 0), input-cached)
+	fresh := input - cached - written
+	return (float64(fresh)*p.Input + float64(cached)*cmp.Or(p.CachedInput, p.Input) +
+		float64(written)*cmp.Or(p.CacheWrite, p.Input) + float64(max(u.OutputTokens, 0))*p.Output) / 1e6
 }
 
 // lookupPrice finds model's price in prices, then in the built-in table.

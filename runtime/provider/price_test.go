@@ -35,6 +35,23 @@ func TestCost(t *testing.T) {
 	if got, want := Cost("gpt-4o", odd, nil), 10*1.25/1e6; math.Abs(got-want) > 1e-15 {
 		t.Errorf("odd usage: %v, want %v", got, want)
 	}
+	// Cache writes: at CacheWrite (Input when unset), never more of them
+	// than the input left after the cached part.
+	w := dialog.Usage{InputTokens: 1_000_000, CachedInputTokens: 400_000, CacheWriteTokens: 100_000, OutputTokens: 200_000}
+	for _, tc := range []struct {
+		model  string
+		prices map[string]Price
+		u      dialog.Usage
+		want   float64
+	}{
+		{"anthropic/claude-sonnet-4-5", nil, w, 0.5*3 + 0.4*0.30 + 0.1*3.75 + 0.2*15},
+		{"mine", map[string]Price{"mine": {Input: 1, CachedInput: 0.5, Output: 2}}, w, 0.5 + 0.2 + 0.1 + 0.4},
+		{"mine", map[string]Price{"mine": {Input: 1, CacheWrite: 3}}, dialog.Usage{InputTokens: 10, CachedInputTokens: 6, CacheWriteTokens: 9}, (6 + 4*3) / 1e6},
+	} {
+		if got := Cost(tc.model, tc.u, tc.prices); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("Cost(%q, %+v) = %v, want %v", tc.model, tc.u, got, tc.want)
+		}
+	}
 	if p := DefaultPrices(); p["gpt-4o"].Input != 2.50 {
 		t.Errorf("DefaultPrices()[gpt-4o] = %+v", p["gpt-4o"])
 	} else {

@@ -622,6 +622,7 @@ function renderMessage(item, runId) {
   if (m.model) bits.push(m.model);
   if (u.input_tokens) bits.push(`in ${u.input_tokens}`);
   if (u.cached_input_tokens) bits.push(`cached ${u.cached_input_tokens}`);
+  if (u.cache_write_tokens) bits.push(`cache write ${u.cache_write_tokens}`);
   if (u.output_tokens) bits.push(`out ${u.output_tokens}`);
   if (u.reasoning_tokens) bits.push(`reasoning ${u.reasoning_tokens}`);
   if (m.usd) bits.push(fmtUSD(m.usd));

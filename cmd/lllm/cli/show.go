@@ -234,7 +234,7 @@ func usageLine(m *dialog.Message) string {
 	for _, f := range []struct {
 		name string
 		n    int
-	}{{"in", u.InputTokens}, {"cached", u.CachedInputTokens}, {"out", u.OutputTokens}, {"reasoning", u.ReasoningTokens}} {
+	}{{"in", u.InputTokens}, {"cached", u.CachedInputTokens}, {"cache-write", u.CacheWriteTokens}, {"out", u.OutputTokens}, {"reasoning", u.ReasoningTokens}} {
 		if f.n != 0 {
 			parts = append(parts, fmt.Sprintf("%s=%d", f.name, f.n))
 		}
