@@ -8,11 +8,10 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/runtime/config"
 	"github.com/lllm-go/lllm/runtime/provider"
+	"github.com/lllm-go/lllm/tactics"
 )
 
 // DefaultJudgePrompt is the judge's message when its spec gives no prompt.
@@ -82,21 +81,14 @@ func newJudge(params map[string]any, env Env) (Scorer, error) {
 			return nil, fmt.Errorf("scorer judge: %s: agent %s: model_args: %w", cfg.Path, name, err)
 		}
 	}
-	var mock *provider.MockConfig
-	if cfg.Mock != nil {
-		b, err := yaml.Marshal(cfg.Mock)
-		if err == nil {
-			mock = new(provider.MockConfig)
-			err = yaml.Unmarshal(b, mock)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("scorer judge: %s: mock: %w", cfg.Path, err)
-		}
+	pcfg, err := tactics.ProviderConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("scorer judge: %w", err)
 	}
 	if env.Open == nil {
 		return nil, fmt.Errorf("scorer judge: no model opener")
 	}
-	pcfg := provider.Config{APIKeyEnv: ac.APIKeyEnv, BaseURL: ac.BaseURL, Mock: mock}
+	pcfg.APIKeyEnv, pcfg.BaseURL = ac.APIKeyEnv, ac.BaseURL
 	return &judge{agent: ac, params: params2, prompt: prompt, open: func(ctx context.Context) (provider.Model, error) {
 		return env.Open(ctx, ac.ModelName, pcfg)
 	}}, nil

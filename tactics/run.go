@@ -269,10 +269,11 @@ func Agents(ctx context.Context, cfg *config.Config, opts RunOptions) (map[strin
 
 // agentSpecs opens the model and builds the spec of every agent of cfg.
 func agentSpecs(ctx context.Context, cfg *config.Config, opts RunOptions) (map[string]*agentSpec, error) {
-	mock, err := mockConfig(cfg.Mock)
+	shared, err := ProviderConfig(cfg)
 	if err != nil {
-		return nil, &ConfigError{fmt.Errorf("%s: mock: %w", cfg.Path, err)}
+		return nil, &ConfigError{err}
 	}
+	shared.HTTPClient = opts.HTTPClient
 	reg, err := loadPrompts(cfg)
 	if err != nil {
 		return nil, &ConfigError{err}
@@ -281,7 +282,7 @@ func agentSpecs(ctx context.Context, cfg *config.Config, opts RunOptions) (map[s
 	specs := map[string]*agentSpec{}
 	var errs []error
 	for _, ac := range cfg.Agents {
-		sp, err := newSpec(ctx, cfg, ac, reg, mock, opts, tokens)
+		sp, err := newSpec(ctx, cfg, ac, reg, shared, opts, tokens)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: agent %s: %w", cfg.Path, ac.Name, err))
 			continue
@@ -326,7 +327,7 @@ func localPrompt(ref string) bool {
 	return ref != "" && pkg == ""
 }
 
-func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prompts.Registry, mock *provider.MockConfig, opts RunOptions, tokens *contextmgr.Tokenizer) (*agentSpec, error) {
+func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prompts.Registry, pcfg provider.Config, opts RunOptions, tokens *contextmgr.Tokenizer) (*agentSpec, error) {
 	var system *dialog.Prompt
 	var err error
 	if ac.SystemPromptPath != "" {
@@ -343,7 +344,7 @@ func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prom
 	if err != nil {
 		return nil, err
 	}
-	pcfg := provider.Config{APIKeyEnv: ac.APIKeyEnv, BaseURL: ac.BaseURL, HTTPClient: opts.HTTPClient, Mock: mock}
+	pcfg.APIKeyEnv, pcfg.BaseURL = ac.APIKeyEnv, ac.BaseURL
 	var model provider.Model
 	if opts.Models != nil {
 		model, err = opts.Models(ctx, ac, pcfg)
@@ -402,20 +403,29 @@ func paramsOf(args map[string]any) (provider.Params, error) {
 	return p, nil
 }
 
-// mockConfig decodes the config's mock section.
-func mockConfig(m map[string]any) (*provider.MockConfig, error) {
-	if m == nil {
-		return nil, nil
+// ProviderConfig is what every model of cfg is opened with: the mock
+// script of its mock section and the prices of its prices section. The
+// caller adds each agent's api_key_env and base_url.
+func ProviderConfig(cfg *config.Config) (provider.Config, error) {
+	var pc provider.Config
+	if cfg.Mock != nil {
+		// Decoded strictly: a typo in a mock script is an error.
+		b, err := yaml.Marshal(cfg.Mock)
+		if err == nil {
+			dec := yaml.NewDecoder(bytes.NewReader(b))
+			dec.KnownFields(true)
+			pc.Mock = new(provider.MockConfig)
+			err = dec.Decode(pc.Mock)
+		}
+		if err != nil {
+			return pc, fmt.Errorf("%s: mock: %w", cfg.Path, err)
+		}
 	}
-	b, err := yaml.Marshal(m)
-	if err != nil {
-		return nil, err
+	if cfg.Prices != nil {
+		pc.Prices = make(map[string]provider.Price, len(cfg.Prices))
+		for model, p := range cfg.Prices {
+			pc.Prices[model] = provider.Price(p)
+		}
 	}
-	var mc provider.MockConfig
-	dec := yaml.NewDecoder(strings.NewReader(string(b)))
-	dec.KnownFields(true)
-	if err := dec.Decode(&mc); err != nil {
-		return nil, err
-	}
-	return &mc, nil
+	return pc, nil
 }

@@ -64,6 +64,8 @@ type Config struct {
 	PromptsDir string `yaml:"prompts_dir,omitempty"`
 	// Mock scripts the mock provider, passed through unchecked.
 	Mock map[string]any `yaml:"mock,omitempty"`
+	// Prices override the built-in price table, by model name.
+	Prices map[string]Price `yaml:"prices,omitempty"`
 
 	// Path is the file the config was loaded from.
 	Path string `yaml:"-"`
@@ -99,6 +101,15 @@ type Agent struct {
 	MaxLLMRecall *int `yaml:"max_llm_recall,omitempty"`
 	// ContextManager configures the agent's context manager.
 	ContextManager map[string]any `yaml:"context_manager,omitempty"`
+}
+
+// Price is what a model's tokens cost, in US dollars per million tokens;
+// it converts to provider.Price, whose fields it mirrors.
+type Price struct {
+	Input       float64 `yaml:"input"`
+	CachedInput float64 `yaml:"cached_input,omitempty"`
+	CacheWrite  float64 `yaml:"cache_write,omitempty"`
+	Output      float64 `yaml:"output"`
 }
 
 // Error is a problem at a place in a config. Line and Column are 1-based

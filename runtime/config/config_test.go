@@ -241,6 +241,31 @@ func TestUnknownKeys(t *testing.T) {
 	}
 }
 
+func TestPrices(t *testing.T) {
+	c, err := Parse("t.yaml", []byte("prices:\n  mine: {input: 1.5, cached_input: 0.5, cache_write: 2, output: 4}\n  free: {}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Price{"mine": {Input: 1.5, CachedInput: 0.5, CacheWrite: 2, Output: 4}, "free": {}}
+	if !reflect.DeepEqual(c.Prices, want) {
+		t.Errorf("Prices = %+v, want %+v", c.Prices, want)
+	}
+	for _, tc := range []struct{ prices, want string }{
+		{"demo: {inptu: 1}", `t.yaml:2:10: unknown key "inptu" in prices.demo (did you mean "input"?)`},
+		{"demo: {input: -1, output: .nan}", "t.yaml:2:10: prices.demo.input must be a non-negative number (USD per million tokens), not the integer -1\n" +
+			"t.yaml:2:21: prices.demo.output must be a non-negative number (USD per million tokens), not the number NaN"},
+		{"demo: cheap", `t.yaml:2:3: prices.demo must be a mapping of input, cached_input, cache_write, output (USD per million tokens), not the string "cheap"`},
+	} {
+		_, err := Parse("t.yaml", []byte("prices:\n  "+tc.prices+"\n"), nil)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("prices %s: error %v\nwant %s", tc.prices, err, tc.want)
+		}
+	}
+	if _, err := Parse("t.yaml", []byte("prices: [1]\n"), nil); err == nil || !strings.Contains(err.Error(), "prices must be a mapping from model name to prices") {
+		t.Errorf("prices as a list: error %v", err)
+	}
+}
+
 func TestModelArgsOnlyWhatIsWritten(t *testing.T) {
 	c, err := Parse("t.yaml", []byte(`
 tactic_type: chat

@@ -73,6 +73,36 @@ func (c *Config) derive() error {
 	c.ContextManager = free(tree, nil, "context_manager")
 	c.Params = free(tree, nil, "params")
 	c.Mock = free(tree, nil, "mock")
+	c.Prices = nil
+	switch table := tree["prices"].(type) {
+	case nil:
+	case map[string]any:
+		c.Prices = map[string]Price{}
+		for _, model := range sortedKeys(table) {
+			path := []string{"prices", model}
+			entry, ok := table[model].(map[string]any)
+			if !ok {
+				bad(c.pos.lookup(path...), "%s must be a mapping of %s (USD per million tokens), not %s",
+					dotted(path[:1], model), strings.Join(priceKeyNames, ", "), describe(table[model]))
+				continue
+			}
+			var p Price
+			fields := map[string]*float64{"input": &p.Input, "cached_input": &p.CachedInput, "cache_write": &p.CacheWrite, "output": &p.Output}
+			for _, k := range sortedKeys(entry) {
+				dst, ok := fields[k]
+				if !ok {
+					bad(c.pos.lookup(append(path, k)...), "unknown key %q in %s%s", k, dotted(path[:1], model), hint(k, priceKeyNames))
+					continue
+				}
+				if *dst, ok = toFloat(entry[k]); !ok || *dst < 0 {
+					bad(c.pos.lookup(append(path, k)...), "%s must be a non-negative number (USD per million tokens), not %s", dotted(path, k), describe(entry[k]))
+				}
+			}
+			c.Prices[model] = p
+		}
+	default:
+		bad(c.pos.lookup("prices"), "prices must be a mapping from model name to prices, not %s", describe(table))
+	}
 
 	c.Global = Agent{}
 	global := map[string]any{}
@@ -118,6 +148,21 @@ func (c *Config) derive() error {
 		c.Agents = append(c.Agents, agent(deepMerge(global, m), nil))
 	}
 	return nil
+}
+
+// priceKeyNames are the keys of a prices entry.
+var priceKeyNames = []string{"input", "cached_input", "cache_write", "output"}
+
+// toFloat converts a YAML number to float64.
+func toFloat(v any) (float64, bool) {
+	switch v := v.(type) {
+	case float64:
+		return v, !math.IsNaN(v) && !math.IsInf(v, 0)
+	case int, int64, uint64:
+		n, ok := toInt(v)
+		return float64(n), ok
+	}
+	return 0, false
 }
 
 // toInt converts a YAML integer to int.

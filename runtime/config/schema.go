@@ -31,6 +31,7 @@ var topKeys = map[string]field{
 	"log_dir":         fString,
 	"prompts_dir":     fString,
 	"mock":            fFree,
+	"prices":          fFree, // checked by derive
 }
 
 // agentKeys are the keys allowed in an agent entry; global allows the
