@@ -296,7 +296,8 @@ func (b *builder) node(ev dialog.Event, seq int64) error {
 
 // markWorkingCopy recognises the working copies of tactics.Agent's call
 // loop: "A#1" forked whole from the dialog A, and "A#N+1" forked whole
-// from "A#N" to retry a reply that failed to parse.
+// from "A#N" to retry a reply that failed to parse. The agent refuses '#'
+// in a tactic's own aliases.
 func (b *builder) markWorkingCopy(n *Node) {
 	base, num, ok := splitAttempt(n.Alias)
 	if !ok || n.LastN != 0 || n.Owner != n.Parent.Owner {

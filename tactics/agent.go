@@ -111,12 +111,13 @@ func (a *Agent) position(alias string) provider.CallInfo {
 }
 
 // Open starts a dialog under alias, seeded with the system prompt rendered
-// with args, and makes it current. A duplicate alias is an error.
+// with args, and makes it current. A duplicate alias is an error, and so
+// is one with '#' (see checkAlias).
 func (a *Agent) Open(alias string, args map[string]any) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if _, dup := a.dialogs[alias]; dup {
-		return fmt.Errorf("agent %s: dialog %q is already open", a.Name, alias)
+	if err := a.checkAlias(alias); err != nil {
+		return err
 	}
 	opts := []dialog.Option{dialog.WithAlias(alias)}
 	if a.Log != nil {
@@ -147,8 +148,8 @@ func (a *Agent) Fork(alias, child string, lastN, firstK int, switchTo bool) erro
 	if err != nil {
 		return err
 	}
-	if _, dup := a.dialogs[child]; dup {
-		return fmt.Errorf("agent %s: dialog %q is already open", a.Name, child)
+	if err := a.checkAlias(child); err != nil {
+		return err
 	}
 	c, err := d.Fork(lastN, firstK, dialog.WithAlias(child))
 	if err != nil {
@@ -157,6 +158,23 @@ func (a *Agent) Fork(alias, child string, lastN, firstK int, switchTo bool) erro
 	a.dialogs[child] = c
 	if switchTo {
 		a.current = child
+	}
+	return nil
+}
+
+// checkAlias refuses an alias a new dialog cannot take: one already open,
+// the empty one (which means the current dialog), and one with '#', which
+// names Respond's working copies ("main#1", "main#2", ...) so that the log
+// tells them apart from the tactic's own dialogs.
+func (a *Agent) checkAlias(alias string) error {
+	switch {
+	case alias == "":
+		return fmt.Errorf("agent %s: a dialog needs a non-empty alias", a.Name)
+	case strings.Contains(alias, "#"):
+		return fmt.Errorf("agent %s: dialog alias %q has '#', which is reserved for the working copies of Respond (main#1, main#2, ...): choose an alias without it", a.Name, alias)
+	}
+	if _, dup := a.dialogs[alias]; dup {
+		return fmt.Errorf("agent %s: dialog %q is already open", a.Name, alias)
 	}
 	return nil
 }

@@ -262,8 +262,18 @@ func TestAgentAliases(t *testing.T) {
 	if err := a.Open("main", map[string]any{"role": "a solver"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Open("main", nil); err == nil {
-		t.Fatal("duplicate alias accepted")
+	if err := a.Open("main", nil); err == nil || !strings.Contains(err.Error(), `dialog "main" is already open`) {
+		t.Fatalf("duplicate alias: %v", err)
+	}
+	// '#' names Respond's working copies, so the log can tell them apart.
+	if err := a.Open("main#1", nil); err == nil || !strings.Contains(err.Error(), `"main#1" has '#', which is reserved`) {
+		t.Fatalf("alias with '#': %v", err)
+	}
+	if err := a.Fork("main", "x#2", 0, 0, false); err == nil || !strings.Contains(err.Error(), "reserved for the working copies") {
+		t.Fatalf("fork to an alias with '#': %v", err)
+	}
+	if err := a.Open("", nil); err == nil || !strings.Contains(err.Error(), "non-empty alias") {
+		t.Fatalf("empty alias: %v", err)
 	}
 	if err := a.Switch("nope"); err == nil || !strings.Contains(err.Error(), `no dialog "nope" (open: main)`) {
 		t.Fatalf("switch error = %v", err)
