@@ -75,11 +75,11 @@ func (m *Model) Generate(ctx context.Context, req *provider.Request) (*provider.
 	c, ok := m.rec.take(pos)
 	if !ok {
 		return nil, m.diverge(&Divergence{Position: pos, Reason: "the recording has no such call",
-			Diff: requestDiff(nil, req)})
+			Diff: requestDiff(nil, req, provider.ShapingFrom(ctx))})
 	}
 	if got := req.Digest(); got != c.Record.RequestDigest {
 		return nil, m.diverge(&Divergence{Position: pos, Recorded: c,
-			Reason: "the request differs from the recorded one", Diff: requestDiff(c, req)})
+			Reason: "the request differs from the recorded one", Diff: requestDiff(c, req, provider.ShapingFrom(ctx))})
 	}
 	m.mu.Lock()
 	m.calls++
@@ -112,10 +112,13 @@ func (m *Model) diverge(d *Divergence) error {
 	return &provider.Error{Kind: provider.ErrCancelled, Err: d}
 }
 
-// requestDiff is a unified diff of the recorded call's request and req.
-// The log keeps only a digest of the tools and format, so both sides show
-// them as replayed.
-func requestDiff(c *Call, req *provider.Request) string {
+// requestDiff is a unified diff of the recorded call's request and req,
+// which shaping made from a working dialog when a context manager ran.
+// The log keeps the working dialogs, not what a context manager made of
+// them, so both sides show the dialog before the manager and a line for
+// what it did. The log keeps only a digest of the tools and format, so
+// both sides show them as replayed.
+func requestDiff(c *Call, req *provider.Request, shaping *provider.Shaping) string {
 	var tail []string
 	if len(req.Tools) > 0 {
 		names := make([]string, len(req.Tools))
@@ -131,14 +134,29 @@ func requestDiff(c *Call, req *provider.Request) string {
 	var a []string
 	if c != nil {
 		from = "recorded"
-		a = append(renderMessages(c.Request), "model: "+c.Record.Model, "params: "+compactJSON(c.Record.Params))
+		a = renderMessages(c.Request)
+		if cx := c.Context; cx != nil {
+			a = append(a, contextLine(cx.Manager, cx.Action, cx.MessagesBefore, cx.MessagesAfter))
+		}
+		a = append(a, "model: "+c.Record.Model, "params: "+compactJSON(c.Record.Params))
 		a = append(a, tail...)
 	}
-	b := append(renderMessages(req.Messages), "model: "+req.Model, "params: "+compactJSON(paramsJSON(req.Params)))
+	var b []string
+	if shaping != nil {
+		b = append(renderMessages(shaping.From), contextLine(shaping.Manager, shaping.Action, len(shaping.From), len(req.Messages)))
+	} else {
+		b = renderMessages(req.Messages)
+	}
+	b = append(b, "model: "+req.Model, "params: "+compactJSON(paramsJSON(req.Params)))
 	b = append(b, tail...)
 	s, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: splitLines(a), B: splitLines(b),
 		FromFile: from, ToFile: "replayed", Context: 2})
 	return s
+}
+
+// contextLine says what a context manager made of a working dialog.
+func contextLine(manager, action string, before, after int) string {
+	return fmt.Sprintf("context manager: %s (%s), %d -> %d messages", manager, action, before, after)
 }
 
 // renderMessages writes each message as a block of lines headed by its

@@ -34,6 +34,8 @@ type Call struct {
 	// Request is the working dialog's messages when the call was made,
 	// before the context manager shaped them.
 	Request []*dialog.Message
+	// Context is what the context manager did to Request, if one ran.
+	Context *logs.ContextAction
 	// Reply is the recorded reply; nil when the call failed.
 	Reply *dialog.Message
 }
@@ -66,6 +68,7 @@ func Load(ctx context.Context, run *logs.Run) (*Recording, error) {
 	rec := &Recording{Run: run, Start: start, byPos: map[Position]*Call{}, served: map[Position]bool{}}
 	var forest dialog.Forest
 	lengths := map[*Call]int{}
+	shaped := map[string]*logs.ContextAction{} // by working dialog, until its call
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -83,6 +86,10 @@ func Load(ctx context.Context, run *logs.Run) (*Recording, error) {
 			}
 			continue
 		}
+		if lr.Kind == logs.KindContext && lr.Context != nil {
+			shaped[lr.Dialog] = lr.Context
+			continue
+		}
 		mc := lr.ModelCall
 		if lr.Kind != logs.KindModelCall || mc == nil {
 			continue
@@ -91,7 +98,8 @@ func Load(ctx context.Context, run *logs.Run) (*Recording, error) {
 			return nil, fmt.Errorf("replay: run %s was recorded with log format %s, whose model calls have no position (alias and turn); replay needs a run recorded with format 1.1 or newer: run it again", run.ID, start.Version)
 		}
 		c := &Call{Position: Position{Agent: mc.Agent, Dialog: mc.Alias, Turn: mc.Turn, Attempt: mc.Attempt},
-			Seq: lr.Seq, Dialog: lr.Dialog, Record: mc}
+			Seq: lr.Seq, Dialog: lr.Dialog, Record: mc, Context: shaped[lr.Dialog]}
+		delete(shaped, lr.Dialog)
 		if d := forest.Dialog(lr.Dialog); d != nil {
 			lengths[c] = d.Len()
 			if mc.Reply != nil {

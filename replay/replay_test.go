@@ -314,3 +314,34 @@ mock:
 		t.Fatalf("replay: %v, %d calls, result %s, took %v", rep.Divergence, rep.Calls, rep.Run.Result, took)
 	}
 }
+
+// A run whose context manager cut its dialogs, replayed with a different
+// cut, diverges at the first call cut differently; the diff compares the
+// dialogs before the manager on both sides, so it shows only the cut.
+func TestReplayDiffWithContextManager(t *testing.T) {
+	root := t.TempDir()
+	run := record(t, root, "self_refine.yaml", "Write a haiku about the sea.",
+		"global.context_manager.type=window", "global.context_manager.n=2")
+	rep := replayRun(t, run, replay.Options{Set: []string{"global.context_manager.n=3"}})
+	d := rep.Divergence
+	if d == nil {
+		t.Fatal("no divergence after changing the window")
+	}
+	if d.Agent != "solver" || d.Turn != 2 {
+		t.Fatalf("divergence at %+v, want the solver's second call, the first the window cuts", d.Position)
+	}
+	for _, want := range []string{"\n-context manager: window (window), 4 -> 3 messages\n", "\n+context manager: window (none), 4 -> 4 messages\n"} {
+		if !strings.Contains(d.Diff, want) {
+			t.Errorf("diff lacks %q:\n%s", want, d.Diff)
+		}
+	}
+	changed := 0
+	for _, l := range strings.Split(d.Diff, "\n") {
+		if strings.HasPrefix(l, "-") || strings.HasPrefix(l, "+") {
+			changed++
+		}
+	}
+	if changed != 4 { // two headers, two lines
+		t.Errorf("diff shows more than the cut:\n%s", d.Diff)
+	}
+}

@@ -437,9 +437,12 @@ func parseReply(gov *dialog.Prompt, reply *dialog.Message) (json.RawMessage, err
 // appends the reply to it and returns the stored reply, which is shared
 // and must not be changed.
 func (a *Agent) invoke(ctx context.Context, work *dialog.Dialog, gov *dialog.Prompt, tools bool, lim Limits, s *CallSession) (*dialog.Message, error) {
-	msgs, err := a.fit(ctx, work, s.alias)
+	msgs, shaping, err := a.fit(ctx, work, s.alias)
 	if err != nil {
 		return nil, err
+	}
+	if shaping != nil {
+		ctx = provider.WithShaping(ctx, shaping)
 	}
 	pos := a.position(s.alias)
 	req := &provider.Request{Model: a.ModelName, Messages: msgs, Params: a.Params, Stream: a.Stream}
@@ -533,12 +536,13 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// fit passes the working copy through the context manager and logs what
-// it did.
-func (a *Agent) fit(ctx context.Context, work *dialog.Dialog, alias string) ([]*dialog.Message, error) {
+// fit passes the working copy through the context manager, logs what it
+// did and returns the request's messages and, when a manager ran, what it
+// made them from.
+func (a *Agent) fit(ctx context.Context, work *dialog.Dialog, alias string) ([]*dialog.Message, *provider.Shaping, error) {
 	msgs := work.Messages()
 	if a.Context == nil {
-		return msgs, nil
+		return msgs, nil, nil
 	}
 	a.mu.Lock()
 	if a.Tokens == nil {
@@ -557,16 +561,16 @@ func (a *Agent) fit(ctx context.Context, work *dialog.Dialog, alias string) ([]*
 			return m, err
 		}})
 	if err != nil {
-		return nil, fmt.Errorf("context manager %s: %w", a.ContextName, err)
+		return nil, nil, fmt.Errorf("context manager %s: %w", a.ContextName, err)
 	}
 	act := &logs.ContextAction{Agent: a.Name, Manager: a.ContextName, Action: res.Action,
 		MessagesBefore: len(msgs), MessagesAfter: len(res.Messages),
 		TokensBefore: res.TokensBefore, TokensAfter: res.TokensAfter, Note: res.Note,
 		Archived: archived, Summary: summary}
 	if err := a.write(&logs.Record{Kind: logs.KindContext, Dialog: work.ID(), Context: act}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return res.Messages, nil
+	return res.Messages, &provider.Shaping{Manager: a.ContextName, Action: res.Action, From: msgs}, nil
 }
 
 // summaryRequest is what a summary manager asks the model after the

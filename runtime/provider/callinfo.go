@@ -1,6 +1,10 @@
 package provider
 
-import "context"
+import (
+	"context"
+
+	"github.com/lllm-go/lllm/dialog"
+)
 
 // CallInfo says where a model call comes from in a tactic: which agent
 // makes it, for which of its dialogs, and which of that dialog's calls it
@@ -31,4 +35,29 @@ func WithCallInfo(ctx context.Context, ci CallInfo) context.Context {
 func CallInfoFrom(ctx context.Context) (CallInfo, bool) {
 	ci, ok := ctx.Value(callInfoKey{}).(CallInfo)
 	return ci, ok
+}
+
+// Shaping is what a context manager did to a call's request: the working
+// dialog's messages it was given, and what it made of them is the
+// request's. The agent call loop puts it in the context it passes to
+// Generate when a context manager ran, so that a Model comparing requests
+// with recorded ones (replay) can compare the dialogs the log holds.
+type Shaping struct {
+	Manager string // the manager's configured name
+	Action  string // what it did: "none", "truncate", "window", "summary"
+	// From is the working dialog's messages before the manager.
+	From []*dialog.Message
+}
+
+type shapingKey struct{}
+
+// WithShaping returns a copy of ctx carrying s.
+func WithShaping(ctx context.Context, s *Shaping) context.Context {
+	return context.WithValue(ctx, shapingKey{}, s)
+}
+
+// ShapingFrom returns the Shaping ctx carries, or nil.
+func ShapingFrom(ctx context.Context) *Shaping {
+	s, _ := ctx.Value(shapingKey{}).(*Shaping)
+	return s
 }
