@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -171,7 +172,8 @@ func LoadSpec(path string) (*Spec, error) {
 }
 
 // ParseSpec parses data as the sweep spec file name. Unknown keys are
-// errors naming their line.
+// errors naming their line. Every problem the spec alone shows is reported
+// at once.
 func ParseSpec(name string, data []byte) (*Spec, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
@@ -182,6 +184,7 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 	}
 	doc := root.Content[0]
 	s := &Spec{Path: name, lines: map[string]int{}}
+	var errs []error
 	// Take axes and zip out, keeping their order; decode the rest strictly.
 	rest := &yaml.Node{Kind: yaml.MappingNode}
 	for i := 0; i+1 < len(doc.Content); i += 2 {
@@ -189,10 +192,8 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 		s.lines[k.Value] = k.Line
 		switch k.Value {
 		case "axes", "zip":
-			axes, err := parseAxes(name, k.Value, v)
-			if err != nil {
-				return nil, &SpecError{err}
-			}
+			axes, axErrs := parseAxes(name, k.Value, v)
+			errs = append(errs, axErrs...)
 			if k.Value == "axes" {
 				s.Axes = axes
 			} else {
@@ -202,24 +203,98 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 			rest.Content = append(rest.Content, k, v)
 		}
 	}
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	if err := enc.Encode(rest); err != nil {
-		return nil, &SpecError{fmt.Errorf("%s: %w", name, err)}
-	}
-	// Decoding the re-encoded node would lose line numbers: decode the node.
-	dec := yaml.NewDecoder(&buf)
-	dec.KnownFields(true)
+	// Decoding the node keeps its line numbers; the strict decode of its
+	// re-encoding finds the unknown keys, nested ones included.
 	if err := rest.Decode(s); err != nil {
-		return nil, &SpecError{fmt.Errorf("%s: %w", name, err)}
+		errs = append(errs, yamlErrors(name, err, nil)...)
 	}
-	if err := dec.Decode(new(strictSpec)); err != nil {
-		return nil, &SpecError{fmt.Errorf("%s: %s", name, strictMsg(err, doc))}
+	var buf bytes.Buffer
+	if err := yaml.NewEncoder(&buf).Encode(rest); err == nil {
+		dec := yaml.NewDecoder(&buf)
+		dec.KnownFields(true)
+		if err := dec.Decode(new(strictSpec)); err != nil {
+			errs = append(errs, yamlErrors(name, err, doc)...)
+		}
 	}
 	if err := s.check(); err != nil {
-		return nil, &SpecError{err}
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, &SpecError{errors.Join(errs...)}
 	}
 	return s, nil
+}
+
+// yamlErrors splits a decoding error into one error per problem, as
+// "file:line: message". With doc, they come from the strict decode of a
+// re-encoding: only unknown keys are kept (the plain decode reports the
+// rest), at their lines in doc.
+func yamlErrors(name string, err error, doc *yaml.Node) []error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return []error{fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))}
+	}
+	var out []error
+	for _, msg := range te.Errors {
+		if doc != nil {
+			if m := unknownField.FindStringSubmatch(msg); m != nil {
+				out = append(out, unknownKey(name, m[1], m[2], doc))
+			}
+			continue
+		}
+		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+			out = append(out, fmt.Errorf("%s:%s: %s", name, m[1], m[2]))
+		} else {
+			out = append(out, fmt.Errorf("%s: %s", name, msg))
+		}
+	}
+	return out
+}
+
+var (
+	yamlLine     = regexp.MustCompile(`^line (\d+): (.*)$`)
+	unknownField = regexp.MustCompile(`field (\S+) not found in type \S+\.(\w+)`)
+)
+
+// unknownKey is the error for the unknown key of the mapping of Go type
+// typ (strictSpec or Budget), at its line in doc, with a suggestion.
+func unknownKey(file, key, typ string, doc *yaml.Node) error {
+	known, where := specKeys, ""
+	if typ == "Budget" {
+		known, where = []string{"max_cost", "max_tokens"}, " in budget"
+		if b := mapValue(doc, "budget"); b != nil {
+			doc = b
+		}
+	}
+	line := doc.Line
+	if k := mapKey(doc, key); k != nil {
+		line = k.Line
+	}
+	m := fmt.Sprintf("%s:%d: unknown key %q%s", file, line, key, where)
+	if s, ok := closest(key, known); ok {
+		m += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return errors.New(m + "; known keys: " + strings.Join(known, ", "))
+}
+
+// mapKey is the key node named key of the mapping m, or nil.
+func mapKey(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i]
+		}
+	}
+	return nil
+}
+
+// mapValue is the value of key in the mapping m, or nil.
+func mapValue(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
 }
 
 // strictSpec mirrors Spec's YAML keys for the strict decode.
@@ -243,49 +318,39 @@ type strictSpec struct {
 var specKeys = []string{"name", "config", "dataset", "axes", "zip", "repeats", "pass_k", "answer", "scorers",
 	"concurrency", "provider_concurrency", "timeout", "retries", "budget", "max_consecutive_errors", "cache"}
 
-// strictMsg rewrites yaml's unknown-field error with the key's real line
-// and a suggestion.
-func strictMsg(err error, doc *yaml.Node) string {
-	msg := err.Error()
-	for i := 0; i+1 < len(doc.Content); i += 2 {
-		k := doc.Content[i]
-		if strings.Contains(msg, fmt.Sprintf("field %s not found", k.Value)) {
-			m := fmt.Sprintf("line %d: unknown key %q", k.Line, k.Value)
-			if s, ok := closest(k.Value, specKeys); ok {
-				m += fmt.Sprintf(" (did you mean %q?)", s)
-			}
-			return m + "; known keys: " + strings.Join(specKeys, ", ")
-		}
-	}
-	return strings.TrimPrefix(msg, "yaml: ")
-}
-
-func parseAxes(file, key string, v *yaml.Node) ([]Axis, error) {
+// parseAxes reads the axes or zip section v, with an error for each bad
+// axis; the good ones are returned all the same.
+func parseAxes(file, key string, v *yaml.Node) ([]Axis, []error) {
 	if v.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%s:%d: %s is a map of config paths to lists of values, such as global.model_args.temperature: [0, 0.7]", file, v.Line, key)
+		return nil, []error{fmt.Errorf("%s:%d: %s is a map of config paths to lists of values, such as global.model_args.temperature: [0, 0.7]", file, v.Line, key)}
 	}
 	var axes []Axis
+	var errs []error
 	seen := map[string]bool{}
+axis:
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, vals := v.Content[i], v.Content[i+1]
 		if seen[k.Value] {
-			return nil, fmt.Errorf("%s:%d: %s: path %q twice", file, k.Line, key, k.Value)
+			errs = append(errs, fmt.Errorf("%s:%d: %s: path %q twice", file, k.Line, key, k.Value))
+			continue
 		}
 		seen[k.Value] = true
 		if vals.Kind != yaml.SequenceNode || len(vals.Content) == 0 {
-			return nil, fmt.Errorf("%s:%d: %s.%s: want a non-empty list of values, such as [0, 0.7]", file, k.Line, key, k.Value)
+			errs = append(errs, fmt.Errorf("%s:%d: %s.%s: want a non-empty list of values, such as [0, 0.7]", file, k.Line, key, k.Value))
+			continue
 		}
 		a := Axis{Path: k.Value, Line: k.Line}
 		for _, n := range vals.Content {
 			var x any
 			if err := n.Decode(&x); err != nil {
-				return nil, fmt.Errorf("%s:%d: %s.%s: %w", file, n.Line, key, k.Value, err)
+				errs = append(errs, fmt.Errorf("%s:%d: %s.%s: %w", file, n.Line, key, k.Value, err))
+				continue axis
 			}
 			a.Values = append(a.Values, x)
 		}
 		axes = append(axes, a)
 	}
-	return axes, nil
+	return axes, errs
 }
 
 // check reports the problems of the spec that need nothing but the spec.

@@ -97,34 +97,34 @@ func New(ctx context.Context, spec *Spec, opts Options) (*Sweep, error) {
 		}
 		return cfg, nil
 	}
+	// Every stage that can run reports its problems, so that one run of
+	// validate or sweep shows them all.
+	var errs []error
 	base, err := load()
 	if err != nil {
-		return nil, err
+		errs = append(errs, err)
 	}
 	s.base = base
 	if s.Rows, err = LoadDataset(spec.rel(spec.Dataset.Path), spec.Dataset); err != nil {
-		return nil, &SpecError{err}
+		errs = append(errs, err)
 	}
-	lines := map[string]int{}
-	for _, a := range append(append([]Axis{}, spec.Axes...), spec.Zip...) {
-		lines[a.Path] = a.Line
-	}
-	if s.Cells, err = buildCells(Expand(spec.Axes, spec.Zip), load, base.Resolved(), lines, spec.Path); err != nil {
-		var se *SpecError
-		if errors.As(err, &se) {
-			return nil, err
+	if base != nil {
+		lines := map[string]int{}
+		for _, a := range append(append([]Axis{}, spec.Axes...), spec.Zip...) {
+			lines[a.Path] = a.Line
 		}
-		return nil, &SpecError{err}
-	}
-	env := Env{Dir: filepath.Dir(spec.Path), Config: base, Open: s.open}
-	var errs []error
-	for _, sc := range spec.scorers() {
-		f, err := NewScorer(sc.Type, sc.Params, env)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s:%d: %w", spec.Path, sc.Line, err))
-			continue
+		if s.Cells, err = buildCells(Expand(spec.Axes, spec.Zip), load, base.Resolved(), lines, spec.Path); err != nil {
+			errs = append(errs, err)
 		}
-		s.scorers = append(s.scorers, namedScorer{sc.Label(), f})
+		env := Env{Dir: filepath.Dir(spec.Path), Config: base, Open: s.open}
+		for _, sc := range spec.scorers() {
+			f, err := NewScorer(sc.Type, sc.Params, env)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s:%d: %w", spec.Path, sc.Line, err))
+				continue
+			}
+			s.scorers = append(s.scorers, namedScorer{sc.Label(), f})
+		}
 	}
 	if len(errs) > 0 {
 		return nil, &SpecError{errors.Join(errs...)}

@@ -239,7 +239,7 @@ func TestDatasetErrors(t *testing.T) {
 func TestSpecErrors(t *testing.T) {
 	base := "config: config.yaml\ndataset: rows.jsonl\n"
 	for _, c := range []struct{ spec, want string }{
-		{base + "repeets: 2\n", `line 3: unknown key "repeets" (did you mean "repeats"?)`},
+		{base + "repeets: 2\n", `sweep.yaml:3: unknown key "repeets" (did you mean "repeats"?)`},
 		{base + "axes:\n  global.modl_name: [mock/a]\n", `did you mean "global.model_name"?`},
 		{base + "axes:\n  global.model_args.temprature: [0]\n", `did you mean "global.model_args.temperature"?`},
 		{base + "axes:\n  agent_configs.assistant.model_args.max_tokens: [1, 2]\n  params.n: [3]\n", `chat takes no params`},
@@ -258,9 +258,29 @@ func TestSpecErrors(t *testing.T) {
 			t.Errorf("spec %q: %v, want %q", c.spec, err, c.want)
 		}
 	}
-	// A bad dataset stops the sweep before anything is written.
-	path := writeSweep(t, base, map[string]string{"rows.jsonl": `{"id": "a", "input": "x"}` + "\n{oops\n"})
+	// Every problem is reported at once: those of the spec alone together,
+	// then those that need the config and the dataset together.
+	_, err := ParseSpec("s.yaml", []byte("config: c.yaml\ndataset: d.jsonl\nrepeets: 2\nrepeats: many\nbudget: {max_cots: 1}\naxes:\n  a: []\ncache: maybe\n"))
+	for _, want := range []string{`s.yaml:3: unknown key "repeets"`, "s.yaml:4: cannot unmarshal", `s.yaml:5: unknown key "max_cots" in budget (did you mean "max_cost"?)`,
+		"s.yaml:7: axes.a: want a non-empty list", `s.yaml:8: cache: "maybe"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("spec with five problems: %v\nwant %q among them", err, want)
+		}
+	}
+	path := writeSweep(t, "config: config.yaml\ndataset: missing.jsonl\nscorers: [exakt]\naxes:\n  global.modl_name: [mock/a]\n", map[string]string{})
 	spec, err := LoadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(context.Background(), spec, Options{Dir: filepath.Join(filepath.Dir(path), "out")})
+	for _, want := range []string{"missing.jsonl", `did you mean "global.model_name"?`, `unknown scorer "exakt"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("sweep with three problems: %v\nwant %q among them", err, want)
+		}
+	}
+	// A bad dataset stops the sweep before anything is written.
+	path = writeSweep(t, base, map[string]string{"rows.jsonl": `{"id": "a", "input": "x"}` + "\n{oops\n"})
+	spec, err = LoadSpec(path)
 	if err != nil {
 		t.Fatal(err)
 	}
