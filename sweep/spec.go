@@ -262,12 +262,12 @@ func unknownKey(file, key, typ string, doc *yaml.Node) error {
 	known, where := specKeys, ""
 	if typ == "Budget" {
 		known, where = []string{"max_cost", "max_tokens"}, " in budget"
-		if b := mapValue(doc, "budget"); b != nil {
+		if _, b := mapEntry(doc, "budget"); b != nil {
 			doc = b
 		}
 	}
 	line := doc.Line
-	if k := mapKey(doc, key); k != nil {
+	if k, _ := mapEntry(doc, key); k != nil {
 		line = k.Line
 	}
 	m := fmt.Sprintf("%s:%d: unknown key %q%s", file, line, key, where)
@@ -277,24 +277,14 @@ func unknownKey(file, key, typ string, doc *yaml.Node) error {
 	return errors.New(m + "; known keys: " + strings.Join(known, ", "))
 }
 
-// mapKey is the key node named key of the mapping m, or nil.
-func mapKey(m *yaml.Node, key string) *yaml.Node {
+// mapEntry is the key and value nodes of key in the mapping m, or nils.
+func mapEntry(m *yaml.Node, key string) (k, v *yaml.Node) {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
-			return m.Content[i]
+			return m.Content[i], m.Content[i+1]
 		}
 	}
-	return nil
-}
-
-// mapValue is the value of key in the mapping m, or nil.
-func mapValue(m *yaml.Node, key string) *yaml.Node {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
+	return nil, nil
 }
 
 // strictSpec mirrors Spec's YAML keys for the strict decode.

@@ -37,11 +37,11 @@ func CallInfoFrom(ctx context.Context) (CallInfo, bool) {
 	return ci, ok
 }
 
-// Shaping is what a context manager did to a call's request: the working
-// dialog's messages it was given, and what it made of them is the
-// request's. The agent call loop puts it in the context it passes to
-// Generate when a context manager ran, so that a Model comparing requests
-// with recorded ones (replay) can compare the dialogs the log holds.
+// Shaping is what a context manager did to a call: it was given From, the
+// working dialog's messages, and made the request's messages of them. The
+// agent call loop puts it in the context it passes to Generate when a
+// context manager ran, so that a Model comparing requests with recorded
+// ones (replay) can compare the dialogs the log holds.
 type Shaping struct {
 	Manager string // the manager's configured name
 	Action  string // what it did: "none", "truncate", "window", "summary"
