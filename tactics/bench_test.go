@@ -93,14 +93,18 @@ func callPaths(b *testing.B, baseURL string) []callPath {
 
 // interleave makes each path's calls in turn, in blocks of interleaveBlock
 // calls, b.N blocks each, and reports the agents' ratios to the direct
-// call: of the total times (what the framework costs in all), and of the
+// call: of the total times (what the framework costs in all), of the
 // median calls (a typical call, unmoved by the rare call a busy machine
-// stalls).
+// stalls), and of this process's CPU time per block (with the server in
+// another process, the caller's own work, whatever the scheduler does
+// with the wall clock).
 func interleave(b *testing.B, paths []callPath) {
 	turn := make([]time.Duration, len(paths))
+	cpu := make([]time.Duration, len(paths))
 	respond := make([][]time.Duration, len(paths))
 	for b.Loop() {
 		for i, p := range paths {
+			c0, measured := processCPU()
 			for range interleaveBlock {
 				start := time.Now()
 				r, err := p.call()
@@ -109,6 +113,9 @@ func interleave(b *testing.B, paths []callPath) {
 				}
 				turn[i] += time.Since(start)
 				respond[i] = append(respond[i], r)
+			}
+			if c1, ok := processCPU(); ok && measured {
+				cpu[i] += c1 - c0
 			}
 		}
 	}
@@ -126,6 +133,10 @@ func interleave(b *testing.B, paths []callPath) {
 	b.ReportMetric(float64(median[1])/float64(median[0]), "agent/direct-p50")
 	b.ReportMetric(float64(median[2])/float64(median[0]), "agent+log/direct-p50")
 	b.ReportMetric(float64(turn[2])/float64(turn[0]), "agent+log-turn/direct")
+	if cpu[0] > 0 {
+		b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "agent/direct-cpu")
+		b.ReportMetric(float64(cpu[2])/float64(cpu[0]), "agent+log/direct-cpu")
+	}
 }
 
 // interleaveBlock is how many calls a path makes before the next path's
