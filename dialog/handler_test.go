@@ -52,8 +52,11 @@ func TestHandlerDefaults(t *testing.T) {
 		t.Error("deriving changed the original prompt")
 	}
 	// Derived once: the same pointer every time.
-	if p.ExceptionPrompt() != p.ExceptionPrompt() || p.InterruptFinalPrompt() != p.InterruptFinalPrompt() {
-		t.Error("handler prompts are derived on every call")
+	if e1, e2 := p.ExceptionPrompt(), p.ExceptionPrompt(); e1 != e2 {
+		t.Error("the exception prompt is derived on every call")
+	}
+	if f1, f2 := p.InterruptFinalPrompt(), p.InterruptFinalPrompt(); f1 != f2 {
+		t.Error("the final prompt is derived on every call")
 	}
 	// Derived prompts have handlers of their own.
 	if got := p.InterruptFinalPrompt().ExceptionPrompt(); len(got.Functions) != 0 ||

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/runtime/provider"
@@ -35,7 +36,7 @@ type Cache struct {
 // holds it, OpenCache waits up to two seconds, then fails.
 func OpenCache(path string) (*Cache, error) {
 	db, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: 2 * time.Second})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("cache %s is in use by another process: is this sweep (or this shard of it) already running?", path)
 	}
 	if err != nil {

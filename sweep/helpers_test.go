@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -95,7 +94,6 @@ func run(t testing.TB, path string, opts Options) *Report {
 // calls fail says to fail.
 type countingModel struct {
 	n    atomic.Int64
-	mu   sync.Mutex
 	fail func(n int64) error
 }
 

@@ -371,9 +371,7 @@ func (r *Report) table() ([]string, [][]string) {
 	names := shortNames(r.Axes)
 	header := append([]string{}, names...)
 	header = append(header, "n")
-	for _, s := range r.Scorers {
-		header = append(header, s)
-	}
+	header = append(header, r.Scorers...)
 	for _, k := range r.PassK {
 		header = append(header, fmt.Sprintf("pass@%d", k))
 	}
