@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/lllm-go/lllm/contextmgr"
 	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/internal/registry"
@@ -409,16 +407,9 @@ func paramsOf(args map[string]any) (provider.Params, error) {
 func ProviderConfig(cfg *config.Config) (provider.Config, error) {
 	var pc provider.Config
 	if cfg.Mock != nil {
-		// Decoded strictly: a typo in a mock script is an error.
-		b, err := yaml.Marshal(cfg.Mock)
-		if err == nil {
-			dec := yaml.NewDecoder(bytes.NewReader(b))
-			dec.KnownFields(true)
-			pc.Mock = new(provider.MockConfig)
-			err = dec.Decode(pc.Mock)
-		}
-		if err != nil {
-			return pc, fmt.Errorf("%s: mock: %w", cfg.Path, err)
+		pc.Mock = new(provider.MockConfig)
+		if err := cfg.DecodeSection("mock", pc.Mock); err != nil {
+			return pc, err
 		}
 	}
 	if cfg.Prices != nil {

@@ -62,7 +62,8 @@ type Config struct {
 	// PromptsDir is the prompts folder as written, relative to the file
 	// that sets it; see PromptsPath.
 	PromptsDir string `yaml:"prompts_dir,omitempty"`
-	// Mock scripts the mock provider, passed through unchecked.
+	// Mock scripts the mock provider; the provider's type checks it, with
+	// DecodeSection.
 	Mock map[string]any `yaml:"mock,omitempty"`
 	// Prices override the built-in price table, by model name.
 	Prices map[string]Price `yaml:"prices,omitempty"`

@@ -1,0 +1,131 @@
+package config
+
+import (
+	"cmp"
+	"errors"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// DecodeSection decodes the free-form top-level section name (such as
+// "mock") into v, a pointer to a value with yaml tags, as yaml.Unmarshal
+// would. A key v has no field for is an error at its place in the
+// config's files, with a did-you-mean, and so is every other such key: a
+// free-form section is checked as strictly as the rest of the config.
+// An absent section leaves v as it is.
+func (c *Config) DecodeSection(name string, v any) error {
+	val, ok := c.tree[name]
+	if !ok || val == nil {
+		return nil
+	}
+	var errs []*Error
+	c.checkFields(val, reflect.TypeOf(v), []string{name}, &errs)
+	if len(errs) > 0 {
+		slices.SortStableFunc(errs, func(a, b *Error) int {
+			return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+		})
+		out := make([]error, len(errs))
+		for i, e := range errs {
+			out[i] = e
+		}
+		return errors.Join(out...)
+	}
+	b, err := yaml.Marshal(val)
+	if err == nil {
+		err = yaml.Unmarshal(b, v)
+	}
+	if err != nil {
+		// The lines of the re-encoded section would mislead: name the
+		// section instead.
+		msg := yamlLines.ReplaceAllString(strings.TrimPrefix(err.Error(), "yaml: "), "")
+		return c.pos.lookup(name).errorf("%s: %s", name, strings.Join(strings.Fields(msg), " "))
+	}
+	return nil
+}
+
+// yamlLines are the "line N: " prefixes of yaml's decoding errors.
+var yamlLines = regexp.MustCompile(`line \d+: `)
+
+var unmarshaler = reflect.TypeFor[yaml.Unmarshaler]()
+
+// checkFields reports every key of val, written at path, that the Go type
+// t has no field for, walking structs, slices and maps alike. Types that
+// decode themselves are left to their decoder.
+func (c *Config) checkFields(val any, t reflect.Type, path []string, errs *[]*Error) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(unmarshaler) {
+		return
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		m, ok := val.(map[string]any)
+		if !ok {
+			return // a type error, which the decoding reports
+		}
+		fields := yamlFields(t)
+		for _, k := range sortedKeys(m) {
+			ft, ok := fields[k]
+			if !ok {
+				names := sortedKeys(fields)
+				*errs = append(*errs, c.pos.lookup(append(path, k)...).errorf("unknown key %q in %s%s",
+					k, dotted(path[:len(path)-1], path[len(path)-1]), hint(k, names)))
+				continue
+			}
+			c.checkFields(m[k], ft, append(path, k), errs)
+		}
+	case reflect.Slice, reflect.Array:
+		if items, ok := val.([]any); ok {
+			for i, item := range items {
+				c.checkFields(item, t.Elem(), append(path, strconv.Itoa(i)), errs)
+			}
+		}
+	case reflect.Map:
+		if m, ok := val.(map[string]any); ok {
+			for _, k := range sortedKeys(m) {
+				c.checkFields(m[k], t.Elem(), append(path, k), errs)
+			}
+		}
+	}
+}
+
+// yamlFields are the keys a struct decodes, with their types, as
+// yaml.v3 names them: the tag's name, else the lowercased field name;
+// inline structs add theirs.
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() && !f.Anonymous {
+			continue
+		}
+		tag := f.Tag.Get("yaml")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if strings.Contains(","+opts+",", ",inline,") {
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				for k, v := range yamlFields(ft) {
+					out[k] = v
+				}
+			}
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		out[name] = f.Type
+	}
+	return out
+}
