@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -106,6 +107,9 @@ func New(ctx context.Context, spec *Spec, opts Options) (*Sweep, error) {
 	}
 	s.base = base
 	if s.Rows, err = LoadDataset(spec.rel(spec.Dataset.Path), spec.Dataset); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("%s:%d: %w", spec.Path, spec.lines["dataset"], err)
+		}
 		errs = append(errs, err)
 	}
 	if base != nil {

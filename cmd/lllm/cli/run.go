@@ -17,6 +17,7 @@ import (
 
 	"github.com/lllm-go/lllm/logs"
 	"github.com/lllm-go/lllm/runtime/config"
+	"github.com/lllm-go/lllm/sweep"
 	"github.com/lllm-go/lllm/tactics"
 )
 
@@ -130,8 +131,12 @@ func configErr(err error) error {
 // problems splits err into the problems it joins.
 func problems(err error) []error {
 	var ce *tactics.ConfigError
-	if errors.As(err, &ce) && ce.Err != nil {
+	var se *sweep.SpecError
+	switch {
+	case errors.As(err, &ce) && ce.Err != nil:
 		err = ce.Err
+	case errors.As(err, &se) && se.Err != nil:
+		err = se.Err
 	}
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		var out []error

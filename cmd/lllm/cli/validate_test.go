@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -29,5 +31,22 @@ func TestValidateSweepSpec(t *testing.T) {
 	r = lllm(t, "validate", "../../../configs/sweep-example.yaml", "--log-dir", t.TempDir(), "--set", "global.modl_name=x")
 	if r.code != ExitUsage || !strings.Contains(r.stderr, `unknown key "modl_name" in global (did you mean "model_name"?)`) {
 		t.Fatalf("%v", r)
+	}
+	// Every problem of a spec on its own line, counted.
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "sweep.yaml")
+	abs, _ := filepath.Abs("../../../configs/chat.yaml")
+	if err := os.WriteFile(spec, []byte("config: "+abs+"\ndataset: rows.jsonl\nscorers: [exakt]\naxes:\n  global.modl_name: [mock/a]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = lllm(t, "validate", spec, "--log-dir", t.TempDir())
+	lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+	if r.code != ExitUsage || len(lines) != 4 || lines[3] != "lllm: "+spec+": 3 problems" {
+		t.Fatalf("%v", r)
+	}
+	for i, want := range []string{spec + ":2: dataset: open", `did you mean "global.model_name"?`, `unknown scorer "exakt"`} {
+		if !strings.Contains(lines[i], want) {
+			t.Errorf("line %d: %q, want %q in it", i+1, lines[i], want)
+		}
 	}
 }
