@@ -115,7 +115,7 @@ func TestConfigErrors(t *testing.T) {
 	for name, tc := range map[string]struct{ body, want string }{
 		"no agents":      {"tactic_type: serve\nglobal: {model_name: mock/x}\n", "agent_configs is empty"},
 		"unknown param":  {"tactic_type: serve\nglobal: {model_name: mock/x}\nagent_configs: [{name: a, system_prompt: Hi.}]\nparams: {bogus: 1}\n", "params:"},
-		"bad mock":       {"tactic_type: serve\nglobal: {model_name: mock/x}\nagent_configs: [{name: a, system_prompt: Hi.}]\nmock: {latncy: 1s}\n", "mock:"},
+		"bad mock":       {"tactic_type: serve\nglobal: {model_name: mock/x}\nagent_configs: [{name: a, system_prompt: Hi.}]\nmock: {latncy: 1s}\n", `serve.yaml:4:8: unknown key "latncy" in mock (did you mean "latency"?)`},
 		"no prompts dir": {"tactic_type: serve\nglobal: {model_name: mock/x}\nprompts_dir: missing\nagent_configs: [{name: a, system_prompt_path: greet}]\n", "missing"},
 	} {
 		t.Run(name, func(t *testing.T) {
