@@ -491,6 +491,37 @@ func TestSteadyStreamIsBatched(t *testing.T) {
 	}
 }
 
+// Every record reaches the OS within about a flushGap of its Write,
+// without anyone calling Flush: that gap is all a process killed outright
+// can lose.
+func TestLossWindow(t *testing.T) {
+	c := &countingWriter{}
+	w, err := NewWriter(c, RunStart{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var late time.Duration
+	for i := range 30 {
+		text := fmt.Sprintf("record %03d", i)
+		if err := w.Write(textRecord(text)); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		for _, got := c.state(); !strings.Contains(got, text); _, got = c.state() {
+			if time.Since(start) > 5*time.Second {
+				t.Fatalf("%s not handed to the OS within 5s", text)
+			}
+			runtime.Gosched()
+		}
+		late = max(late, time.Since(start))
+	}
+	// A generous bound: busy machines delay timers too.
+	if late > 20*flushGap {
+		t.Errorf("a record waited %v for the OS; the gap is %v", late, flushGap)
+	}
+}
+
 // Writers racing with flushes of every kind (the background one, Flush,
 // and Write's own when a megabyte waits) neither deadlock nor lose or
 // reorder records.
