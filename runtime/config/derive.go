@@ -134,20 +134,25 @@ func (c *Config) derive() error {
 		bad(c.pos.lookup("agent_configs"), "agent_configs must be a list of agents, not %s", describe(list))
 	}
 	if len(errs) > 0 {
-		slices.SortStableFunc(errs, func(a, b *Error) int {
-			return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
-		})
-		out := make([]error, len(errs))
-		for i, e := range errs {
-			out[i] = e
-		}
-		return errors.Join(out...)
+		return errors.Join(sortedErrors(errs)...)
 	}
 	// Both halves are type-checked, so merging cannot add errors.
 	for _, m := range entries {
 		c.Agents = append(c.Agents, agent(deepMerge(global, m), nil))
 	}
 	return nil
+}
+
+// sortedErrors orders errs by file and place, as plain errors.
+func sortedErrors(errs []*Error) []error {
+	slices.SortStableFunc(errs, func(a, b *Error) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+	})
+	out := make([]error, len(errs))
+	for i, e := range errs {
+		out[i] = e
+	}
+	return out
 }
 
 // priceKeyNames are the keys of a prices entry.

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"cmp"
 	"fmt"
 	suggestpkg "github.com/lllm-go/lllm/internal/suggest"
 	"slices"
@@ -104,14 +103,7 @@ func checkKeys(tree map[string]any, pt *posTree) []error {
 			}
 		}
 	}
-	slices.SortStableFunc(errs, func(a, b *Error) int {
-		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
-	})
-	out := make([]error, len(errs))
-	for i, e := range errs {
-		out[i] = e
-	}
-	return out
+	return sortedErrors(errs)
 }
 
 // suggest returns the candidate closest to s by edit distance, if it is

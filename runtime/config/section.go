@@ -1,11 +1,9 @@
 package config
 
 import (
-	"cmp"
 	"errors"
 	"reflect"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -26,14 +24,7 @@ func (c *Config) DecodeSection(name string, v any) error {
 	var errs []*Error
 	c.checkFields(val, reflect.TypeOf(v), []string{name}, &errs)
 	if len(errs) > 0 {
-		slices.SortStableFunc(errs, func(a, b *Error) int {
-			return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
-		})
-		out := make([]error, len(errs))
-		for i, e := range errs {
-			out[i] = e
-		}
-		return errors.Join(out...)
+		return errors.Join(sortedErrors(errs)...)
 	}
 	b, err := yaml.Marshal(val)
 	if err == nil {
