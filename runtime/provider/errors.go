@@ -3,11 +3,13 @@ package provider
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -55,7 +57,7 @@ func classify(ctx context.Context, provider string, err error, st *callState, st
 		e.Kind = ErrTimeout
 		return e
 	}
-	status, retry := st.result()
+	status, retry, failed := st.result()
 	if status < 400 {
 		// The transport saw no failing response (or there is none): look
 		// in the error itself.
@@ -82,9 +84,14 @@ func classify(ctx context.Context, provider string, err error, st *callState, st
 		e.Kind, e.Retry = ErrServer, retry
 	case errors.Is(err, context.Canceled):
 		e.Kind = ErrCancelled
-	case errors.Is(err, context.DeadlineExceeded), isNetTimeout(err),
+	case errors.Is(err, context.DeadlineExceeded), isNetTimeout(err), isNetTimeout(failed),
 		strings.Contains(text, "timeout"), strings.Contains(text, "deadline exceeded"):
 		e.Kind = ErrTimeout
+		if failed != nil {
+			e.Err = failed
+		}
+	case failed != nil:
+		e.Kind, e.Err = ErrNetwork, unreachable(failed)
 	case hasAny(text, contextLengthWords):
 		e.Kind = ErrContextLength
 	case strings.Contains(text, "rate limit"), strings.Contains(text, "too many requests"):
@@ -114,6 +121,19 @@ func statusOf(err error) int {
 func isNetTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// unreachable adds what to check to a request's failure, where the cause
+// says: nothing listens at the address, or the host does not exist.
+func unreachable(err error) error {
+	var dns *net.DNSError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("%w (nothing is listening there: start the server, or fix the base URL)", err)
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return fmt.Errorf("%w (no such host: fix the base URL)", err)
+	}
+	return err
 }
 
 func hasAny(s string, words []string) bool {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/tmc/langchaingo/llms"
@@ -349,7 +350,6 @@ func openGoogleAI(_ context.Context, model string, cfg Config) (Model, error) {
 }
 
 func openBedrock(_ context.Context, model string, cfg Config) (Model, error) {
-	client := wrapClient(cfg.HTTPClient, &transport{})
 	base := baseURL(cfg)
 	if base != "" {
 		if err := checkURL(base, "base URL"); err != nil {
@@ -358,7 +358,6 @@ func openBedrock(_ context.Context, model string, cfg Config) (Model, error) {
 	}
 	build := func(ctx context.Context) (llms.Model, error) {
 		opts := []func(*config.LoadOptions) error{
-			config.WithHTTPClient(client),
 			config.WithRetryMaxAttempts(1), // the agent retries, not the SDK
 		}
 		if cfg.Region != "" {
@@ -368,6 +367,14 @@ func openBedrock(_ context.Context, model string, cfg Config) (Model, error) {
 		if err != nil {
 			return nil, fmt.Errorf("loading the AWS config: %w", err)
 		}
+		// The SDK builds its own client, with what the AWS config asks
+		// of it (a CA bundle from AWS_CA_BUNDLE, which it cannot add to
+		// any other client); ours goes over its transport.
+		hc := cfg.HTTPClient
+		if bc, ok := awsCfg.HTTPClient.(*awshttp.BuildableClient); ok && hc == nil {
+			hc = &http.Client{Transport: bc.GetTransport(), Timeout: bc.GetTimeout()}
+		}
+		awsCfg.HTTPClient = wrapClient(hc, &transport{})
 		rt := bedrockruntime.NewFromConfig(awsCfg, func(o *bedrockruntime.Options) {
 			if base != "" {
 				o.BaseEndpoint = &base

@@ -213,6 +213,7 @@ const (
 	ErrAuth          ErrorKind = "auth"
 	ErrTimeout       ErrorKind = "timeout"
 	ErrServer        ErrorKind = "server"
+	ErrNetwork       ErrorKind = "network" // no response: refused, reset, unknown host
 	ErrBadRequest    ErrorKind = "bad_request"
 	ErrCancelled     ErrorKind = "cancelled"
 	ErrOther         ErrorKind = "other"
@@ -243,10 +244,10 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // Retryable reports whether trying again later may succeed: rate limits,
-// timeouts and server errors.
+// timeouts, server errors and network failures.
 func (e *Error) Retryable() bool {
 	switch e.Kind {
-	case ErrRateLimit, ErrTimeout, ErrServer:
+	case ErrRateLimit, ErrTimeout, ErrServer, ErrNetwork:
 		return true
 	}
 	return false

@@ -15,13 +15,15 @@ import (
 // callState carries one model call's wire edits down to the HTTP transport
 // and brings back what the transport saw: langchaingo turns HTTP failures
 // into plain strings and drops the headers, so the adapter learns the
-// status and Retry-After from here.
+// status and Retry-After from here, and why a request got no response at
+// all (langchaingo's openai client says only "failed to reach API server").
 type callState struct {
 	edits []edit // applied to the JSON request body
 
 	mu     sync.Mutex
 	status int           // the last response's HTTP status
 	retry  time.Duration // the last response's Retry-After
+	failed error         // why the last request got no response, naming it
 }
 
 type callStateKey struct{}
@@ -39,17 +41,31 @@ func callStateFrom(ctx context.Context) *callState {
 func (st *callState) record(status int, h http.Header) {
 	retry, _ := retryAfter(h, time.Now())
 	st.mu.Lock()
-	st.status, st.retry = status, retry
+	st.status, st.retry, st.failed = status, retry, nil
 	st.mu.Unlock()
 }
 
-func (st *callState) result() (status int, retry time.Duration) {
+// fail notes that req got no response because of err. The error names
+// the request by method and URL, without the URL's credentials or query,
+// which may hold a key.
+func (st *callState) fail(req *http.Request, err error) {
+	u := *req.URL
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment = nil, "", false, ""
+	err = fmt.Errorf("%s %s: %w", req.Method, u.String(), err)
+	st.mu.Lock()
+	st.status, st.retry, st.failed = 0, 0, err
+	st.mu.Unlock()
+}
+
+// result is what the last request of the call came to: a response's
+// status and Retry-After, or the reason it got none.
+func (st *callState) result() (status int, retry time.Duration, failed error) {
 	if st == nil {
-		return 0, 0
+		return 0, 0, nil
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.status, st.retry
+	return st.status, st.retry, st.failed
 }
 
 // transport is the http.RoundTripper under every client Open builds. For a
@@ -102,6 +118,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
+		if st != nil {
+			st.fail(req, err)
+		}
 		return nil, err
 	}
 	if st != nil {
