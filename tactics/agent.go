@@ -90,6 +90,11 @@ type Agent struct {
 	// first; nil waits on a timer. A replay, whose recorded failures need
 	// no waiting, passes one that returns at once.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Retrying, when set, is told of each failed model call the agent is
+	// about to make again, before it waits: a command line shows it, so
+	// that a run waiting out a rate limit or a server that does not
+	// answer does not look stuck.
+	Retrying func(r Retry)
 
 	mu      sync.Mutex
 	onCall  func(*CallSession) // set by the tactic Session that made the agent
@@ -493,18 +498,41 @@ func (a *Agent) invoke(ctx context.Context, work *dialog.Dialog, gov *dialog.Pro
 		case pe.Kind == provider.ErrCancelled || ctx.Err() != nil:
 			return nil, err
 		case pe.Retryable() && attempt <= lim.MaxRetries:
+			d := lim.backoff(attempt, pe.Retry)
+			a.retrying(Retry{Agent: a.Name, Attempt: attempt, Left: lim.MaxRetries - attempt + 1, Err: pe, Wait: d})
 			wait := a.Sleep
 			if wait == nil {
 				wait = sleep
 			}
-			if err := wait(ctx, lim.backoff(attempt, pe.Retry)); err != nil {
+			if err := wait(ctx, d); err != nil {
 				return nil, err
 			}
 		case !pe.Retryable() && recalls < lim.MaxLLMRecall:
 			recalls++
+			a.retrying(Retry{Agent: a.Name, Attempt: attempt, Left: lim.MaxLLMRecall - recalls + 1, Err: pe})
 		default:
 			return nil, err
 		}
+	}
+}
+
+// Retry is a failed model call that an agent is about to make again.
+type Retry struct {
+	Agent   string
+	Attempt int // the attempt that failed, from 1
+	// Left is how many more attempts this kind of failure may have,
+	// counting the next one.
+	Left int
+	Err  *provider.Error
+	// Wait is how long the agent waits before the next attempt: zero
+	// for an error that is not retryable, which the agent makes again at
+	// once (Limits.MaxLLMRecall).
+	Wait time.Duration
+}
+
+func (a *Agent) retrying(r Retry) {
+	if a.Retrying != nil {
+		a.Retrying(r)
 	}
 }
 

@@ -211,6 +211,8 @@ func TestRespondRetriesTransientErrors(t *testing.T) {
 	rate := &provider.Error{Kind: provider.ErrRateLimit, Provider: "mock", Status: 429, Retry: 20 * time.Millisecond}
 	m := &script{replies: []any{rate, &provider.Error{Kind: provider.ErrServer, Status: 500}, text("ok")}}
 	a, run := newAgent(t, m, nil)
+	var notices []Retry
+	a.Retrying = func(r Retry) { notices = append(notices, r) }
 	a.Receive("hi")
 	start := time.Now()
 	reply, s, err := a.Respond(t.Context())
@@ -219,6 +221,12 @@ func TestRespondRetriesTransientErrors(t *testing.T) {
 	}
 	if time.Since(start) < 20*time.Millisecond {
 		t.Fatal("Retry-After was not honoured")
+	}
+	most := a.Limits.MaxRetries
+	if len(notices) != 2 ||
+		notices[0].Agent != a.Name || notices[0].Attempt != 1 || notices[0].Left != most || notices[0].Err != rate || notices[0].Wait < 20*time.Millisecond ||
+		notices[1].Attempt != 2 || notices[1].Left != most-1 || notices[1].Err.Kind != provider.ErrServer || notices[1].Wait <= 0 {
+		t.Fatalf("retry notices = %+v", notices)
 	}
 	_, recs := run.forest(t)
 	var attempts []int
@@ -251,6 +259,19 @@ func TestRespondRetriesTransientErrors(t *testing.T) {
 	a3.Receive("hi")
 	if _, s, err := a3.Respond(t.Context()); err == nil || len(m3.reqs) != 1 || s.State != "error" {
 		t.Fatalf("bad request retried: %d requests", len(m3.reqs))
+	}
+	// MaxLLMRecall makes any error again, at once.
+	m4 := &script{replies: []any{&provider.Error{Kind: provider.ErrBadRequest, Status: 400}, text("ok")}}
+	a4, _ := newAgent(t, m4, nil)
+	a4.Limits.MaxLLMRecall = 2
+	notices = nil
+	a4.Retrying = func(r Retry) { notices = append(notices, r) }
+	a4.Receive("hi")
+	if reply, _, err := a4.Respond(t.Context()); err != nil || reply.Content != "ok" {
+		t.Fatalf("recall: %v %v", reply, err)
+	}
+	if len(notices) != 1 || notices[0].Wait != 0 || notices[0].Left != 2 || notices[0].Err.Kind != provider.ErrBadRequest {
+		t.Fatalf("recall notices = %+v", notices)
 	}
 }
 

@@ -35,6 +35,8 @@ type RunOptions struct {
 	// Sleep, when set, is every agent's Agent.Sleep: how it waits before
 	// retrying a failed model call.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Retrying, when set, is every agent's Agent.Retrying.
+	Retrying func(r Retry)
 	// Models, when set, opens each agent's model in place of provider.Open,
 	// given the agent's config and the provider.Config Run would use. A
 	// replay serves recorded replies this way; a sweep wraps each real model
@@ -211,13 +213,14 @@ type agentSpec struct {
 	cmName string
 	tokens *contextmgr.Tokenizer
 	sleep  func(ctx context.Context, d time.Duration) error
+	retry  func(r Retry)
 	log    Log
 }
 
 func (sp *agentSpec) make() *Agent {
 	return &Agent{Name: sp.name, System: sp.system, Model: sp.model, ModelName: sp.full,
 		Params: sp.params, Limits: sp.limits, Context: sp.cm, ContextName: sp.cmName,
-		Tokens: sp.tokens, Sleep: sp.sleep, Log: sp.log}
+		Tokens: sp.tokens, Sleep: sp.sleep, Retrying: sp.retry, Log: sp.log}
 }
 
 // agentMakers are the makers of agents of specs, without a log.
@@ -365,7 +368,8 @@ func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prom
 	if cmCfg == nil {
 		cmCfg = cfg.ContextManager
 	}
-	sp := &agentSpec{name: ac.Name, system: system, model: model, full: ac.ModelName, params: params, limits: lim, tokens: tokens, sleep: opts.Sleep}
+	sp := &agentSpec{name: ac.Name, system: system, model: model, full: ac.ModelName, params: params, limits: lim, tokens: tokens,
+		sleep: opts.Sleep, retry: opts.Retrying}
 	if cmCfg != nil {
 		if sp.cm, err = contextmgr.New(cmCfg); err != nil {
 			return nil, fmt.Errorf("context_manager: %w", err)

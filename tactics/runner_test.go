@@ -1,16 +1,20 @@
 package tactics_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/lllm-go/lllm/logs"
 	"github.com/lllm-go/lllm/runtime/config"
+	"github.com/lllm-go/lllm/runtime/provider"
 	"github.com/lllm-go/lllm/tactics"
 )
 
@@ -120,5 +124,37 @@ func TestPrepareConfigError(t *testing.T) {
 	}
 	if _, rerr := tactics.Run(t.Context(), cfg, "x", tactics.RunOptions{LogDir: dir}); rerr == nil || rerr.Error() != err.Error() {
 		t.Errorf("Run: %v; want Prepare's error %v", rerr, err)
+	}
+}
+
+// RunOptions.Retrying is told of every call an agent makes again.
+func TestRunReportsRetries(t *testing.T) {
+	cfg, err := config.Parse("retry.yaml", []byte(`
+tactic_type: chat
+global: {model_name: mock/demo}
+agent_configs:
+  - {name: assistant, system_prompt: You answer.}
+mock:
+  replies: [{error: network}, {error: rate_limit, retry_after: 3s}, {text: fine}]
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		notices []tactics.Retry
+		waits   []time.Duration
+	)
+	res, err := tactics.Run(t.Context(), cfg, "hi", tactics.RunOptions{
+		LogDir:   t.TempDir(),
+		Sleep:    func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil },
+		Retrying: func(r tactics.Retry) { notices = append(notices, r) },
+	})
+	if err != nil || res.Status != logs.StatusOK || string(res.Result) != `"fine"` {
+		t.Fatalf("run: %v %+v", err, res)
+	}
+	if len(notices) != 2 || notices[0].Agent != "assistant" ||
+		notices[0].Err.Kind != provider.ErrNetwork || notices[1].Err.Kind != provider.ErrRateLimit ||
+		notices[1].Wait < 3*time.Second || !slices.Equal(waits, []time.Duration{notices[0].Wait, notices[1].Wait}) {
+		t.Fatalf("notices %+v, waits %v", notices, waits)
 	}
 }

@@ -53,7 +53,8 @@ type MockReply struct {
 	// Error, when set, fails the call the way the provider would:
 	// "rate_limit" (HTTP 429), "server" (500), "overloaded" (529),
 	// "context_length" (400, context_length_exceeded), "auth" (401),
-	// "bad_request" (400) or "timeout".
+	// "bad_request" (400), "timeout", or "network" (no response: the
+	// connection was refused).
 	Error string `json:"error,omitempty" yaml:"error,omitempty"`
 	// RetryAfter is the Retry-After of a "rate_limit" error.
 	RetryAfter time.Duration `json:"retry_after,omitempty" yaml:"retry_after,omitempty"`
@@ -87,6 +88,7 @@ var mockErrors = map[string]struct {
 	"auth":           {401, "Incorrect API key provided (mock)"},
 	"bad_request":    {400, "Invalid request (mock)"},
 	"timeout":        {},
+	"network":        {},
 }
 
 // Mock is a deterministic, scriptable langchaingo llms.Model: opened as
@@ -358,8 +360,17 @@ func (m *Mock) response(reply MockReply, messages []llms.MessageContent) *llms.C
 // call's transport record (status and Retry-After) and an error in
 // langchaingo's words.
 func mockError(ctx context.Context, r MockReply) error {
-	if r.Error == "timeout" {
+	switch r.Error {
+	case "timeout":
 		return fmt.Errorf("mock: request timeout: %w", context.DeadlineExceeded)
+	case "network":
+		if st := callStateFrom(ctx); st != nil {
+			st.mu.Lock()
+			st.status, st.retry = 0, 0
+			st.failed = errors.New("POST mock: connect: connection refused (mock)")
+			st.mu.Unlock()
+		}
+		return errors.New("network error: failed to reach API server")
 	}
 	e, ok := mockErrors[r.Error]
 	if !ok {

@@ -115,6 +115,7 @@ func TestMockErrorsAreClassified(t *testing.T) {
 		{Error: "auth"},
 		{Error: "bad_request"},
 		{Error: "timeout"},
+		{Error: "network"},
 	}})
 	req := &Request{Messages: []*dialog.Message{userMsg("hi")}}
 	for _, want := range []struct {
@@ -123,7 +124,7 @@ func TestMockErrorsAreClassified(t *testing.T) {
 		retry  time.Duration
 	}{
 		{ErrRateLimit, 429, 2 * time.Second}, {ErrServer, 500, 0}, {ErrServer, 529, 0}, {ErrContextLength, 400, 0},
-		{ErrAuth, 401, 0}, {ErrBadRequest, 400, 0}, {ErrTimeout, 0, 0},
+		{ErrAuth, 401, 0}, {ErrBadRequest, 400, 0}, {ErrTimeout, 0, 0}, {ErrNetwork, 0, 0},
 	} {
 		pe := generateErr(t, context.Background(), m, req)
 		if pe.Kind != want.kind || pe.Status != want.status || pe.Retry != want.retry || pe.Provider != "mock" {

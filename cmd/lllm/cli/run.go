@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/schollz/progressbar/v3"
@@ -187,6 +189,7 @@ func runRun(cmd *cobra.Command, o *runCmdOptions, path string) error {
 
 func runOne(cmd *cobra.Command, o *runCmdOptions, cfg *config.Config, ropts tactics.RunOptions) error {
 	ctx := cmd.Context()
+	ropts.Retrying = retryNotice(cmd.ErrOrStderr())
 	res, err := tactics.Run(ctx, cfg, o.task, ropts)
 	var ce *tactics.ConfigError
 	if errors.As(err, &ce) {
@@ -439,4 +442,26 @@ func readTasks(path string) ([]taskLine, error) {
 		return nil, fmt.Errorf("tasks file %s has no tasks (want one {\"task\": \"...\"} per line)", path)
 	}
 	return tasks, nil
+}
+
+// retryNotice returns what tells w of each model call an agent is about
+// to make again, so that a run waiting out a rate limit or a server that
+// does not answer does not look stuck. Its calls may come from several
+// goroutines.
+func retryNotice(w io.Writer) func(tactics.Retry) {
+	var mu sync.Mutex
+	return func(r tactics.Retry) {
+		again := "again now"
+		if r.Wait > 0 {
+			again = "again in " + r.Wait.Round(100*time.Millisecond).String()
+		}
+		tries := "tries"
+		if r.Left == 1 {
+			tries = "try"
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(w, "lllm: agent %s: attempt %d failed: %s; trying %s (%d %s left)\n",
+			r.Agent, r.Attempt, oneLine(r.Err.Error()), again, r.Left, tries)
+	}
 }

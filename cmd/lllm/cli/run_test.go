@@ -481,3 +481,24 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+// A run says on stderr when an agent makes a failed call again, and why,
+// so that a run waiting on a dead server does not look stuck.
+func TestRunTellsOfRetries(t *testing.T) {
+	cfg, logDir := writeConfig(t, `
+tactic_type: chat
+global: {model_name: mock/demo}
+agent_configs:
+  - {name: assistant, system_prompt: You answer.}
+mock:
+  replies: [{error: network}, {text: fine}]
+`)
+	r := lllm(t, "run", cfg, "--task", "hi", "--log-dir", logDir)
+	if r.code != 0 || !strings.Contains(r.stdout, "fine") {
+		t.Fatalf("run: %v", r)
+	}
+	want := regexp.MustCompile(`^lllm: agent assistant: attempt 1 failed: mock: network: POST mock: connect: connection refused \(mock\); trying again in [0-9.]+m?s \(5 tries left\)\n$`)
+	if !want.MatchString(r.stderr) {
+		t.Errorf("stderr:\n%s\nwant it to match %s", r.stderr, want)
+	}
+}
