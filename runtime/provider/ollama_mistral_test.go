@@ -71,6 +71,21 @@ func TestOllamaNative(t *testing.T) {
 	if pe.Kind != ErrBadRequest {
 		t.Errorf("tools on native Ollama: %v", pe)
 	}
+
+	// An image goes in the message's images, as base64.
+	img, err := dialog.ImageBytes([]byte{0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3}).Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	generate(t, m, &Request{Messages: []*dialog.Message{{Role: dialog.RoleUser, Parts: []dialog.Part{
+		{Type: dialog.PartText, Text: "What is it?"}, {Type: dialog.PartImage, Image: img},
+	}}}})
+	mu.Lock()
+	msgs = providertest.Messages(last)
+	mu.Unlock()
+	if len(msgs) != 1 || msgs[0]["content"] != "What is it?" || !jsonEqual(t, msgs[0]["images"], []string{"/9j/4AECAw=="}) {
+		t.Errorf("image message = %v", msgs)
+	}
 }
 
 func TestMistralSpeaksOpenAI(t *testing.T) {
