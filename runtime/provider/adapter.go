@@ -34,6 +34,9 @@ type AdapterConfig struct {
 	// servers (vLLM, llama.cpp, Ollama's /v1, Mistral) want it; Open sets
 	// it for them.
 	LegacyMaxTokens bool
+	// KeyHint says where the API key came from, for an ErrAuth error to
+	// name ("the key in OPENAI_API_KEY"); empty adds nothing.
+	KeyHint string
 }
 
 // Adapter is a [Model] over any langchaingo llms.Model. It converts
@@ -150,7 +153,11 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 	resp, err := a.llm.GenerateContent(withCallState(ctx, st), msgs, opts...)
 	latency := time.Since(start)
 	if err != nil {
-		return nil, classify(ctx, a.cfg.Provider, err, st, stream.get())
+		e := classify(ctx, a.cfg.Provider, err, st, stream.get())
+		if e.Kind == ErrAuth && a.cfg.KeyHint != "" {
+			e.Err = fmt.Errorf("%w (check %s)", e.Err, a.cfg.KeyHint)
+		}
+		return nil, e
 	}
 	if err := stream.get(); err != nil {
 		// Some clients (googleai) stop reading when Stream fails but

@@ -169,6 +169,15 @@ func apiKey(cfg Config, envs ...string) (key, env string) {
 	return "", envs[0]
 }
 
+// keyHint is what an auth error asks to check, for a key found in env
+// (empty when the key was given in Config.APIKey).
+func keyHint(env string) string {
+	if env == "" {
+		return "the API key given in the provider config"
+	}
+	return "the key in " + env
+}
+
 // missingKey is the error for a missing API key in env.
 func missingKey(env, hint string) error {
 	msg := fmt.Sprintf("set the %s environment variable (export %s=...), or name another variable with api_key_env in the model's config", env, env)
@@ -215,13 +224,15 @@ func openOpenAI(_ context.Context, model string, cfg Config) (Model, error) {
 		}
 	}
 	key, env := apiKey(cfg, "OPENAI_API_KEY")
+	hint := keyHint(env)
 	if key == "" {
 		if base == "" || cfg.APIKeyEnv != "" {
 			return nil, missingKey(env, "a local OpenAI-compatible server (base_url or OPENAI_BASE_URL) needs no key")
 		}
 		key = placeholderKey
+		hint = "whether the server at " + base + " wants an API key: none was sent, as OPENAI_API_KEY is not set"
 	}
-	return newOpenAIStyle("openai", model, key, base, cfg)
+	return newOpenAIStyle("openai", model, key, base, hint, cfg)
 }
 
 func openMistral(_ context.Context, model string, cfg Config) (Model, error) {
@@ -236,7 +247,7 @@ func openMistral(_ context.Context, model string, cfg Config) (Model, error) {
 	if key == "" {
 		return nil, missingKey(env, "")
 	}
-	return newOpenAIStyle("mistral", model, key, base, cfg)
+	return newOpenAIStyle("mistral", model, key, base, keyHint(env), cfg)
 }
 
 // newOpenAIStyle opens a chat-completions API with langchaingo's openai
@@ -244,7 +255,7 @@ func openMistral(_ context.Context, model string, cfg Config) (Model, error) {
 // langchaingo's mistral client (mistral-go) takes no context, has its own
 // HTTP client with built-in retries and sleeps, and always sends a fixed
 // random_seed and temperature.
-func newOpenAIStyle(provider, model, key, base string, cfg Config) (Model, error) {
+func newOpenAIStyle(provider, model, key, base, hint string, cfg Config) (Model, error) {
 	opts := []openai.Option{
 		openai.WithToken(key),
 		openai.WithModel(model),
@@ -260,7 +271,7 @@ func newOpenAIStyle(provider, model, key, base string, cfg Config) (Model, error
 	// OpenAI itself wants max_completion_tokens; compatible servers know
 	// max_tokens.
 	legacy := base != "" && !strings.Contains(base, "api.openai.com")
-	return NewAdapter(llm, AdapterConfig{Provider: provider, Model: model, Prices: cfg.Prices, LegacyMaxTokens: legacy}), nil
+	return NewAdapter(llm, AdapterConfig{Provider: provider, Model: model, Prices: cfg.Prices, LegacyMaxTokens: legacy, KeyHint: hint}), nil
 }
 
 func openAnthropic(_ context.Context, model string, cfg Config) (Model, error) {
@@ -289,7 +300,7 @@ func openAnthropic(_ context.Context, model string, cfg Config) (Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewAdapter(llm, AdapterConfig{Provider: "anthropic", Model: model, Prices: cfg.Prices}), nil
+	return NewAdapter(llm, AdapterConfig{Provider: "anthropic", Model: model, Prices: cfg.Prices, KeyHint: keyHint(env)}), nil
 }
 
 func openOllama(_ context.Context, model string, cfg Config) (Model, error) {
@@ -346,7 +357,7 @@ func openGoogleAI(_ context.Context, model string, cfg Config) (Model, error) {
 		}
 		return googleai.New(ctx, opts...)
 	}
-	return NewAdapter(&lazyLLM{build: build}, AdapterConfig{Provider: "googleai", Model: model, Prices: cfg.Prices}), nil
+	return NewAdapter(&lazyLLM{build: build}, AdapterConfig{Provider: "googleai", Model: model, Prices: cfg.Prices, KeyHint: keyHint(env)}), nil
 }
 
 func openBedrock(_ context.Context, model string, cfg Config) (Model, error) {
@@ -382,7 +393,8 @@ func openBedrock(_ context.Context, model string, cfg Config) (Model, error) {
 		})
 		return bedrock.New(bedrock.WithClient(rt), bedrock.WithModel(model))
 	}
-	return NewAdapter(&lazyLLM{build: build}, AdapterConfig{Provider: "bedrock", Model: model, Prices: cfg.Prices}), nil
+	return NewAdapter(&lazyLLM{build: build}, AdapterConfig{Provider: "bedrock", Model: model, Prices: cfg.Prices,
+		KeyHint: "the AWS credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE) and the region"}), nil
 }
 
 func openMock(_ context.Context, model string, cfg Config) (Model, error) {

@@ -185,3 +185,35 @@ func TestParamsIsZero(t *testing.T) {
 		}
 	}
 }
+
+// A refused key is an auth error that says where the key came from.
+func TestAuthErrorNamesTheKey(t *testing.T) {
+	clearEnv(t)
+	ctx := context.Background()
+	req := &Request{Messages: []*dialog.Message{userMsg("hi")}}
+	srv := providertest.NewOpenAIServer(t)
+	srv.SetDefault(providertest.Unauthorized())
+	anth := providertest.NewAnthropicServer(t)
+	anth.SetDefault(providertest.Unauthorized())
+
+	t.Setenv("MY_KEY", "sk-wrong")
+	for _, tc := range []struct {
+		model string
+		cfg   Config
+		want  string
+	}{
+		{"openai/gpt-4o-mini", Config{BaseURL: srv.BaseURL(), APIKeyEnv: "MY_KEY"}, "(check the key in MY_KEY)"},
+		{"openai/llama3.1", Config{BaseURL: srv.BaseURL()},
+			"(check whether the server at " + srv.BaseURL() + " wants an API key: none was sent, as OPENAI_API_KEY is not set)"},
+		{"anthropic/claude-sonnet-4-5", Config{BaseURL: anth.BaseURL(), APIKey: "sk-ant-wrong"}, "(check the API key given in the provider config)"},
+	} {
+		m, err := Open(ctx, tc.model, tc.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pe := generateErr(t, ctx, m, req)
+		if pe.Kind != ErrAuth || !strings.HasSuffix(pe.Error(), tc.want) {
+			t.Errorf("%s: %s: %v, want an auth error ending %q", tc.model, pe.Kind, pe, tc.want)
+		}
+	}
+}
