@@ -67,8 +67,12 @@ type AdapterConfig struct {
 //     calls and results in the history are sent as text.
 //   - googleai: unset temperature, topP, topK and maxOutputTokens are
 //     removed from generationConfig (langchaingo fills in 0.5, 0.95, 3 and
-//     2048); Format asks for application/json, without the schema. Tool
-//     calls get ids "call_1", ... as Gemini gives none.
+//     2048); Format is sent as responseJsonSchema with application/json.
+//     Tool calls get ids "call_1", ... as Gemini gives none. Usage is read
+//     from the last response of a reply Gemini sends in parts (Google's
+//     client keeps the first one's), with thoughtsTokenCount (which it
+//     drops) counted as reasoning and output tokens; a 400 saying the API
+//     key is not valid is an ErrAuth.
 //   - bedrock: sent as langchaingo builds it; Format is not enforced.
 //
 // Images are sent as data-URL image parts, except to anthropic, googleai,
@@ -167,6 +171,11 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 	out, err := a.reply(resp, model, latency)
 	if err != nil {
 		return nil, &Error{Kind: ErrOther, Provider: a.cfg.Provider, Err: err}
+	}
+	if u, ok := st.lastUsage(); ok {
+		// The transport read it from the wire (googleai).
+		out.Message.Usage = u
+		out.Message.USD = Cost(model, u, a.cfg.Prices)
 	}
 	if req.Stream != nil && !streaming && out.Message.Content != "" {
 		if err := req.Stream(ctx, Chunk{Text: out.Message.Content}); err != nil {

@@ -101,12 +101,16 @@ func (d dialect) edits(p Params, format json.RawMessage) []edit {
 		}
 		return es
 	case wireGoogle:
-		return []edit{
+		es := []edit{
 			{path: []string{"generationConfig", "temperature"}, value: floatJSON(p.Temperature)},
 			{path: []string{"generationConfig", "topP"}, value: floatJSON(p.TopP)},
 			{path: []string{"generationConfig", "topK"}, value: intJSON(p.TopK)},
 			{path: []string{"generationConfig", "maxOutputTokens"}, value: intJSON(p.MaxTokens)},
 		}
+		if len(format) > 0 {
+			es = append(es, edit{path: []string{"generationConfig", "responseJsonSchema"}, value: format})
+		}
+		return es
 	}
 	return nil
 }

@@ -33,6 +33,9 @@ var contextLengthWords = []string{
 	"token limit",
 }
 
+// badKeyWords are how Google says, with a 400, that the API key is wrong.
+var badKeyWords = []string{"api_key_invalid", "api key not valid", "api key expired"}
+
 // classify turns the error of one adapter call into an *Error. ctx is the
 // call's context, st what the transport recorded (nil when the model does
 // not go through one), streamErr the error the caller's Stream returned,
@@ -71,7 +74,8 @@ func classify(ctx context.Context, provider string, err error, st *callState, st
 		if retry == 0 {
 			e.Retry = retryFromText(err.Error())
 		}
-	case status == http.StatusUnauthorized, status == http.StatusForbidden:
+	case status == http.StatusUnauthorized, status == http.StatusForbidden,
+		status == http.StatusBadRequest && hasAny(text, badKeyWords):
 		e.Kind = ErrAuth
 	case status == http.StatusRequestTimeout:
 		e.Kind = ErrTimeout

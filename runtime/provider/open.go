@@ -341,8 +341,9 @@ func openGoogleAI(_ context.Context, model string, cfg Config) (Model, error) {
 	// the transport adds it. It also retries 503s by itself, until the
 	// context ends; the transport fails them at once.
 	client := wrapClient(cfg.HTTPClient, &transport{
-		header:  http.Header{"X-Goog-Api-Key": {key}},
-		fail503: true,
+		header:      http.Header{"X-Goog-Api-Key": {key}},
+		fail503:     true,
+		geminiUsage: true,
 	})
 	build := func(ctx context.Context) (llms.Model, error) {
 		opts := []googleai.Option{

@@ -3,6 +3,7 @@ package provider
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lllm-go/lllm/dialog"
 )
 
 // callState carries one model call's wire edits down to the HTTP transport
@@ -24,6 +27,24 @@ type callState struct {
 	status int           // the last response's HTTP status
 	retry  time.Duration // the last response's Retry-After
 	failed error         // why the last request got no response, naming it
+	usage  *dialog.Usage // the last usage a googleai response body gave
+}
+
+// setUsage notes the usage a response body gave.
+func (st *callState) setUsage(u dialog.Usage) {
+	st.mu.Lock()
+	st.usage = &u
+	st.mu.Unlock()
+}
+
+// lastUsage is the usage the call's last response body gave, if any.
+func (st *callState) lastUsage() (dialog.Usage, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.usage == nil {
+		return dialog.Usage{}, false
+	}
+	return *st.usage, true
 }
 
 type callStateKey struct{}
@@ -81,6 +102,10 @@ type transport struct {
 	// client with built-in retries on 503 (googleai's gax) returns at once;
 	// the status is recorded all the same.
 	fail503 bool
+	// geminiUsage reads usageMetadata from successful response bodies, as
+	// Google's client keeps only a stream's first (and drops
+	// thoughtsTokenCount).
+	geminiUsage bool
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -125,6 +150,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if st != nil {
 		st.record(resp.StatusCode, resp.Header)
+		if t.geminiUsage && resp.StatusCode == http.StatusOK {
+			resp.Body = &usageTap{ReadCloser: resp.Body, st: st}
+		}
 	}
 	if t.fail503 && resp.StatusCode == http.StatusServiceUnavailable {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
@@ -222,4 +250,67 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 		return max(t.Sub(now), 0), true
 	}
 	return 0, false
+}
+
+// usageTap keeps a Gemini response body as it is read and, at its end,
+// notes the last usageMetadata it holds: a generateContent body is one
+// response, a streamGenerateContent body a JSON array of them, whose
+// counts are running totals.
+type usageTap struct {
+	io.ReadCloser
+	st   *callState
+	buf  bytes.Buffer
+	once sync.Once
+}
+
+func (u *usageTap) Read(p []byte) (int, error) {
+	n, err := u.ReadCloser.Read(p)
+	u.buf.Write(p[:n])
+	if err == io.EOF {
+		u.once.Do(u.note)
+	}
+	return n, err
+}
+
+func (u *usageTap) Close() error {
+	u.once.Do(u.note)
+	return u.ReadCloser.Close()
+}
+
+func (u *usageTap) note() {
+	type meta struct {
+		UsageMetadata *struct {
+			PromptTokenCount, CachedContentTokenCount, CandidatesTokenCount, ThoughtsTokenCount int
+		} `json:"usageMetadata"`
+	}
+	body := bytes.TrimSpace(u.buf.Bytes())
+	var resps []meta
+	if bytes.HasPrefix(body, []byte("[")) {
+		// Element by element: a stream cut short still gives its whole ones.
+		dec := json.NewDecoder(bytes.NewReader(body))
+		_, _ = dec.Token()
+		for dec.More() {
+			var m meta
+			if dec.Decode(&m) != nil {
+				break
+			}
+			resps = append(resps, m)
+		}
+	} else {
+		var m meta
+		if json.Unmarshal(body, &m) == nil {
+			resps = append(resps, m)
+		}
+	}
+	for i := len(resps) - 1; i >= 0; i-- {
+		if m := resps[i].UsageMetadata; m != nil {
+			u.st.setUsage(dialog.Usage{
+				InputTokens:       m.PromptTokenCount,
+				CachedInputTokens: m.CachedContentTokenCount,
+				OutputTokens:      m.CandidatesTokenCount + m.ThoughtsTokenCount,
+				ReasoningTokens:   m.ThoughtsTokenCount,
+			})
+			return
+		}
+	}
 }
