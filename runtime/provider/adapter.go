@@ -57,8 +57,8 @@ type AdapterConfig struct {
 //     set. Format is sent as response_format {"type": "json_schema"}.
 //     For mistral it renames seed to random_seed and removes
 //     stream_options, which Mistral rejects.
-//   - anthropic: temperature is removed when unset; top_k is added when
-//     set. max_tokens is required by the API: unset, langchaingo sends
+//   - anthropic: temperature is removed when unset; top_p and top_k are
+//     sent when set (langchaingo drops a 0). max_tokens is required by the API: unset, langchaingo sends
 //     2048. There is no seed, and Format is not enforced (the prompt's
 //     parser still checks the reply).
 //   - ollama (native API): options.temperature is removed when unset (it
@@ -73,7 +73,11 @@ type AdapterConfig struct {
 //     client keeps the first one's), with thoughtsTokenCount (which it
 //     drops) counted as reasoning and output tokens; a 400 saying the API
 //     key is not valid is an ErrAuth.
-//   - bedrock: sent as langchaingo builds it; Format is not enforced.
+//   - bedrock: the body of an Anthropic model gets anthropic's edits, made
+//     before the AWS SDK signs it; other model families are sent as
+//     langchaingo builds them. Format is not enforced. Cost is looked up
+//     by the vendor's model name ("claude-sonnet-4-5" for
+//     "us.anthropic.claude-sonnet-4-5-20250929-v1:0").
 //
 // Images are sent as data-URL image parts, except to anthropic, googleai,
 // ollama and bedrock, whose langchaingo clients accept only binary parts
@@ -175,7 +179,7 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 	if u, ok := st.lastUsage(); ok {
 		// The transport read it from the wire (googleai).
 		out.Message.Usage = u
-		out.Message.USD = Cost(model, u, a.cfg.Prices)
+		out.Message.USD = Cost(a.prefix+model, u, a.cfg.Prices)
 	}
 	if req.Stream != nil && !streaming && out.Message.Content != "" {
 		if err := req.Stream(ctx, Chunk{Text: out.Message.Content}); err != nil {
@@ -602,7 +606,7 @@ func (a *Adapter) reply(resp *llms.ContentResponse, model string, latency time.D
 	if reasoning.Len() > 0 {
 		msg.Metadata = map[string]string{"reasoning": reasoning.String()}
 	}
-	msg.USD = Cost(model, msg.Usage, a.cfg.Prices)
+	msg.USD = Cost(a.prefix+model, msg.Usage, a.cfg.Prices)
 	return &Response{Message: msg, FinishReason: stop, Latency: latency}, nil
 }
 

@@ -50,7 +50,8 @@ func dialectFor(provider string) dialect {
 	case "ollama":
 		return dialect{binaryImages: true, noTools: true, singleText: true, format: formatJSONMode, wire: wireOllama}
 	case "bedrock":
-		return dialect{binaryImages: true}
+		// Anthropic's body, on anthropic models (see bedrockEdits).
+		return dialect{binaryImages: true, wire: wireAnthropic}
 	case "mistral":
 		return dialect{format: formatJSONMode, wire: wireMistral}
 	case "mock":
@@ -87,6 +88,9 @@ func (d dialect) edits(p Params, format json.RawMessage) []edit {
 		return es
 	case wireAnthropic:
 		es := []edit{{path: temperaturePath, value: floatJSON(p.Temperature)}}
+		if p.TopP != nil {
+			es = append(es, edit{path: []string{"top_p"}, value: floatJSON(p.TopP)})
+		}
 		if p.TopK != nil {
 			es = append(es, edit{path: []string{"top_k"}, value: intJSON(p.TopK)})
 		}

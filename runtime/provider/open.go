@@ -14,6 +14,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/smithy-go/middleware"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/anthropic"
 	"github.com/tmc/langchaingo/llms/bedrock"
@@ -386,16 +387,52 @@ func openBedrock(_ context.Context, model string, cfg Config) (Model, error) {
 		if bc, ok := awsCfg.HTTPClient.(*awshttp.BuildableClient); ok && hc == nil {
 			hc = &http.Client{Transport: bc.GetTransport(), Timeout: bc.GetTimeout()}
 		}
-		awsCfg.HTTPClient = wrapClient(hc, &transport{})
+		awsCfg.HTTPClient = wrapClient(hc, &transport{noEdits: true})
 		rt := bedrockruntime.NewFromConfig(awsCfg, func(o *bedrockruntime.Options) {
 			if base != "" {
 				o.BaseEndpoint = &base
 			}
+			o.APIOptions = append(o.APIOptions, bedrockEdits)
 		})
 		return bedrock.New(bedrock.WithClient(rt), bedrock.WithModel(model))
 	}
 	return NewAdapter(&lazyLLM{build: build}, AdapterConfig{Provider: "bedrock", Model: model, Prices: cfg.Prices,
 		KeyHint: "the AWS credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE) and the region"}), nil
+}
+
+// bedrockEdits applies the call's body edits to the JSON body of an
+// InvokeModel request for an Anthropic model, before the SDK signs it.
+// Other model families have other bodies, and are sent as langchaingo
+// builds them.
+func bedrockEdits(stack *middleware.Stack) error {
+	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("lllmBodyEdits",
+		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			st := callStateFrom(ctx)
+			if st == nil || len(st.edits) == 0 {
+				return next.HandleInitialize(ctx, in)
+			}
+			edit := func(model *string, body []byte) ([]byte, error) {
+				if model == nil || !strings.Contains(*model, "anthropic") {
+					return body, nil
+				}
+				return editJSON(body, st.edits)
+			}
+			var err error
+			switch p := in.Parameters.(type) {
+			case *bedrockruntime.InvokeModelInput:
+				c := *p
+				c.Body, err = edit(c.ModelId, c.Body)
+				in.Parameters = &c
+			case *bedrockruntime.InvokeModelWithResponseStreamInput:
+				c := *p
+				c.Body, err = edit(c.ModelId, c.Body)
+				in.Parameters = &c
+			}
+			if err != nil {
+				return middleware.InitializeOutput{}, middleware.Metadata{}, fmt.Errorf("provider: editing the request body: %w", err)
+			}
+			return next.HandleInitialize(ctx, in)
+		}), middleware.Before)
 }
 
 func openMock(_ context.Context, model string, cfg Config) (Model, error) {

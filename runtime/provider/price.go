@@ -84,7 +84,8 @@ func DefaultPrices() map[string]Price { return maps.Clone(defaultPrices) }
 // prefix. Its price is looked up in prices, then in the built-in table;
 // in each, an exact name wins, then the longest name that model extends
 // with a '-' (so a dated snapshot like "gpt-4o-2024-08-06" costs what
-// "gpt-4o" costs). An unknown model costs 0.
+// "gpt-4o" costs). A "bedrock/" model is also looked up by its vendor's
+// name for it (see bedrockBase). An unknown model costs 0.
 func Cost(model string, u dialog.Usage, prices map[string]Price) float64 {
 	p, ok := lookupPrice(model, prices)
 	if !ok {
@@ -104,16 +105,22 @@ func (p Price) cost(u dialog.Usage) float64 {
 
 // lookupPrice finds model's price in prices, then in the built-in table.
 func lookupPrice(model string, prices map[string]Price) (Price, bool) {
-	bare := model
-	if _, m, ok := strings.Cut(model, "/"); ok {
-		bare = m
+	names := []string{model}
+	provider, bare, ok := strings.Cut(model, "/")
+	if ok {
+		names = append(names, bare)
+	} else {
+		bare = model
+	}
+	if provider == "bedrock" {
+		bare = bedrockBase(bare)
+		names = append(names, bare)
 	}
 	for _, table := range []map[string]Price{prices, defaultPrices} {
-		if p, ok := table[model]; ok {
-			return p, true
-		}
-		if p, ok := table[bare]; ok {
-			return p, true
+		for _, name := range names {
+			if p, ok := table[name]; ok {
+				return p, true
+			}
 		}
 		best := ""
 		for name := range table {
@@ -126,4 +133,19 @@ func lookupPrice(model string, prices map[string]Price) (Price, bool) {
 		}
 	}
 	return Price{}, false
+}
+
+// bedrockBase is a Bedrock model id without its cross-region inference
+// profile, vendor and version, which is the model's name at its vendor:
+// "us.anthropic.claude-sonnet-4-5-20250929-v1:0" is
+// "claude-sonnet-4-5-20250929". Bedrock's on-demand prices for Claude are
+// Anthropic's.
+func bedrockBase(id string) string {
+	if i := strings.LastIndexByte(id, '.'); i >= 0 {
+		id = id[i+1:]
+	}
+	if i := strings.LastIndex(id, "-v"); i > 0 && strings.Trim(id[i+2:], "0123456789:") == "" && len(id) > i+2 {
+		id = id[:i]
+	}
+	return id
 }

@@ -25,6 +25,12 @@ func TestCost(t *testing.T) {
 		// No cached price: cached tokens cost Input.
 		{"mine", map[string]Price{"mine": {Input: 1, Output: 2}}, 1 + 0.4},
 		{"mock/mine", map[string]Price{"mine": {Input: 1, Output: 2}}, 1 + 0.4},
+		// Bedrock ids: by the vendor's name, after the profile, vendor and version.
+		{"bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0", nil, 0.6*3 + 0.4*0.30 + 0.2*15},
+		{"bedrock/anthropic.claude-3-5-haiku-20241022-v1:0", nil, 0.6*0.80 + 0.4*0.08 + 0.2*4},
+		{"bedrock/anthropic.claude-3-5-haiku-20241022-v1:0", map[string]Price{"anthropic.claude-3-5-haiku-20241022-v1:0": {Input: 1, Output: 2}}, 1 + 0.4},
+		{"bedrock/meta.llama3-70b-instruct-v1:0", nil, 0},
+		{"anthropic.claude-sonnet-4-5-20250929-v1:0", nil, 0}, // not named as bedrock's
 	} {
 		if got := Cost(tc.model, u, tc.prices); math.Abs(got-tc.want) > 1e-9 {
 			t.Errorf("Cost(%q) = %v, want %v", tc.model, got, tc.want)

@@ -102,6 +102,9 @@ type transport struct {
 	// client with built-in retries on 503 (googleai's gax) returns at once;
 	// the status is recorded all the same.
 	fail503 bool
+	// noEdits leaves request bodies alone: a signed body (bedrock's) is
+	// edited before it is signed (see bedrockEdits).
+	noEdits bool
 	// geminiUsage reads usageMetadata from successful response bodies, as
 	// Google's client keeps only a stream's first (and drops
 	// thoughtsTokenCount).
@@ -111,7 +114,7 @@ type transport struct {
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	st := callStateFrom(req.Context())
 	copied := false
-	if st != nil && len(st.edits) > 0 && req.Body != nil && req.Body != http.NoBody {
+	if st != nil && !t.noEdits && len(st.edits) > 0 && req.Body != nil && req.Body != http.NoBody {
 		body, err := editBody(req, st.edits)
 		if err != nil {
 			return nil, err
