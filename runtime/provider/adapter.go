@@ -75,7 +75,9 @@ type AdapterConfig struct {
 //     key is not valid is an ErrAuth.
 //   - bedrock: the body of an Anthropic model gets anthropic's edits, made
 //     before the AWS SDK signs it; other model families are sent as
-//     langchaingo builds them. Format is not enforced. Cost is looked up
+//     langchaingo builds them. A reply that stopped at max_tokens keeps
+//     its text and finish reason (langchaingo alone returns an error).
+//     Format is not enforced. Cost is looked up
 //     by the vendor's model name ("claude-sonnet-4-5" for
 //     "us.anthropic.claude-sonnet-4-5-20250929-v1:0").
 //
@@ -176,10 +178,13 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 	if err != nil {
 		return nil, &Error{Kind: ErrOther, Provider: a.cfg.Provider, Err: err}
 	}
-	if u, ok := st.lastUsage(); ok {
-		// The transport read it from the wire (googleai).
-		out.Message.Usage = u
-		out.Message.USD = Cost(a.prefix+model, u, a.cfg.Prices)
+	w := st.wireReply()
+	if w.finish != "" {
+		out.FinishReason = w.finish
+	}
+	if w.usage != nil {
+		out.Message.Usage = *w.usage
+		out.Message.USD = Cost(a.prefix+model, *w.usage, a.cfg.Prices)
 	}
 	if req.Stream != nil && !streaming && out.Message.Content != "" {
 		if err := req.Stream(ctx, Chunk{Text: out.Message.Content}); err != nil {

@@ -502,3 +502,20 @@ func TestBedrockParallelToolCalls(t *testing.T) {
 		t.Errorf("turns =\n %s\nwant\n %s", got, want)
 	}
 }
+
+// A reply cut at max_tokens comes back, with its text and the finish
+// reason, where langchaingo alone returns an error and drops the text.
+func TestBedrockMaxTokensKeepsTheReply(t *testing.T) {
+	bedrockEnv(t)
+	f := newBedrockFake(t, bedrockMessage("max_tokens", 12, 5, map[string]any{"type": "text", "text": "The answer is"}))
+	m := openBedrockFake(t, f)
+	resp := generate(t, m, &Request{Messages: []*dialog.Message{userMsg("Explain.")}, Params: Params{MaxTokens: ptr(5)}})
+	if resp.Message.Content != "The answer is" || resp.FinishReason != "max_tokens" || resp.Message.Usage.OutputTokens != 5 {
+		t.Errorf("reply %q, finish %q, usage %+v", resp.Message.Content, resp.FinishReason, resp.Message.Usage)
+	}
+	// The next reply, ended as usual, keeps its own reason.
+	f.setReply(bedrockMessage("end_turn", 12, 3, map[string]any{"type": "text", "text": "Done."}))
+	if resp := generate(t, m, &Request{Messages: []*dialog.Message{userMsg("Again.")}}); resp.FinishReason != "end_turn" {
+		t.Errorf("next finish %q", resp.FinishReason)
+	}
+}

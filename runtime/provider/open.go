@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -392,7 +393,7 @@ func openBedrock(_ context.Context, model string, cfg Config) (Model, error) {
 			if base != "" {
 				o.BaseEndpoint = &base
 			}
-			o.APIOptions = append(o.APIOptions, bedrockEdits)
+			o.APIOptions = append(o.APIOptions, bedrockEdits, bedrockStopReason)
 		})
 		return bedrock.New(bedrock.WithClient(rt), bedrock.WithModel(model))
 	}
@@ -433,6 +434,44 @@ func bedrockEdits(stack *middleware.Stack) error {
 			}
 			return next.HandleInitialize(ctx, in)
 		}), middleware.Before)
+}
+
+// bedrockStopReason keeps a reply langchaingo would drop: given an
+// Anthropic model's reply that stopped for any reason but the end of its
+// turn, a stop sequence or a tool call (max_tokens, for one), langchaingo
+// returns an error and loses the text. This reads the reason into the
+// call's state, for the adapter's FinishReason, and hands langchaingo the
+// reply as if the turn had ended.
+func bedrockStopReason(stack *middleware.Stack) error {
+	return stack.Deserialize.Add(middleware.DeserializeMiddlewareFunc("lllmStopReason",
+		func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+			out, md, err := next.HandleDeserialize(ctx, in)
+			res, ok := out.Result.(*bedrockruntime.InvokeModelOutput)
+			st := callStateFrom(ctx)
+			if err != nil || !ok || st == nil {
+				return out, md, err
+			}
+			var reply struct {
+				Type       string `json:"type"`
+				StopReason string `json:"stop_reason"`
+			}
+			if json.Unmarshal(res.Body, &reply) != nil || reply.Type != "message" {
+				return out, md, nil // not an Anthropic model's reply
+			}
+			switch reply.StopReason {
+			case "", "end_turn", "stop_sequence", "tool_use":
+				return out, md, nil
+			}
+			body, err := editJSON(res.Body, []edit{{path: []string{"stop_reason"}, value: []byte(`"end_turn"`)}})
+			if err != nil {
+				return out, md, nil
+			}
+			c := *res
+			c.Body = body
+			out.Result = &c
+			st.setWire(func(w *wireReply) { w.finish = reply.StopReason })
+			return out, md, nil
+		}), middleware.Before) // outermost: the result is decoded by then
 }
 
 func openMock(_ context.Context, model string, cfg Config) (Model, error) {

@@ -27,24 +27,28 @@ type callState struct {
 	status int           // the last response's HTTP status
 	retry  time.Duration // the last response's Retry-After
 	failed error         // why the last request got no response, naming it
-	usage  *dialog.Usage // the last usage a googleai response body gave
+	wire   wireReply
 }
 
-// setUsage notes the usage a response body gave.
-func (st *callState) setUsage(u dialog.Usage) {
+// wireReply is what was read of a reply on the wire because the client
+// loses it.
+type wireReply struct {
+	usage  *dialog.Usage // googleai: the usage of a reply's last part
+	finish string        // bedrock: a stop reason langchaingo takes for an error
+}
+
+// setWire notes what set changes of the reply's wireReply.
+func (st *callState) setWire(set func(*wireReply)) {
 	st.mu.Lock()
-	st.usage = &u
+	set(&st.wire)
 	st.mu.Unlock()
 }
 
-// lastUsage is the usage the call's last response body gave, if any.
-func (st *callState) lastUsage() (dialog.Usage, bool) {
+// wireReply returns what was read of the reply on the wire.
+func (st *callState) wireReply() wireReply {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.usage == nil {
-		return dialog.Usage{}, false
-	}
-	return *st.usage, true
+	return st.wire
 }
 
 type callStateKey struct{}
@@ -307,12 +311,13 @@ func (u *usageTap) note() {
 	}
 	for i := len(resps) - 1; i >= 0; i-- {
 		if m := resps[i].UsageMetadata; m != nil {
-			u.st.setUsage(dialog.Usage{
+			usage := dialog.Usage{
 				InputTokens:       m.PromptTokenCount,
 				CachedInputTokens: m.CachedContentTokenCount,
 				OutputTokens:      m.CandidatesTokenCount + m.ThoughtsTokenCount,
 				ReasoningTokens:   m.ThoughtsTokenCount,
-			})
+			}
+			u.st.setWire(func(w *wireReply) { w.usage = &usage })
 			return
 		}
 	}
