@@ -142,7 +142,7 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 	if err != nil {
 		return nil, a.badRequest(err)
 	}
-	st := &callState{edits: a.d.edits(req.Params, req.Format)}
+	st := &callState{edits: a.d.edits(req.Params, req.Format), structured: len(req.Format) > 0}
 
 	streaming := req.Stream != nil && len(req.Tools) == 0
 	var stream streamGuard
@@ -160,7 +160,7 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 	}
 
 	start := time.Now()
-	resp, err := a.llm.GenerateContent(withCallState(ctx, st), msgs, opts...)
+	resp, err := a.generateContent(withCallState(ctx, st), msgs, opts)
 	latency := time.Since(start)
 	if err != nil {
 		e := classify(ctx, a.cfg.Provider, err, st, stream.get())
@@ -179,8 +179,18 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 		return nil, &Error{Kind: ErrOther, Provider: a.cfg.Provider, Err: err}
 	}
 	w := st.wireReply()
+	if w.streamErr != "" {
+		return nil, classify(ctx, a.cfg.Provider, fmt.Errorf("error event in the stream: %s", w.streamErr), nil, nil)
+	}
 	if w.finish != "" {
 		out.FinishReason = w.finish
+	}
+	if w.refusal != "" {
+		out.FinishReason = "refusal"
+		if out.Message.Metadata == nil {
+			out.Message.Metadata = map[string]string{}
+		}
+		out.Message.Metadata["refusal"] = w.refusal
 	}
 	if w.usage != nil {
 		out.Message.Usage = *w.usage
@@ -192,6 +202,18 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 		}
 	}
 	return out, nil
+}
+
+// generateContent calls the langchaingo model, turning a panic of its
+// client (openai's on finish_reason "function_call" without a
+// function_call) into an error.
+func (a *Adapter) generateContent(ctx context.Context, msgs []llms.MessageContent, opts []llms.CallOption) (resp *llms.ContentResponse, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			resp, err = nil, fmt.Errorf("the %s client panicked: %v", a.cfg.Provider, p)
+		}
+	}()
+	return a.llm.GenerateContent(ctx, msgs, opts...)
 }
 
 func (a *Adapter) badRequest(err error) *Error {
@@ -347,13 +369,20 @@ func (a *Adapter) messages(in []*dialog.Message) ([]llms.MessageContent, error) 
 		return llms.MessageContent{Role: role, Parts: texts[n-1 : n : n]}
 	}
 	var callNames map[string]string // tool call id -> function name
+	systems := 0
 	for i, m := range in {
 		if m == nil {
 			return nil, fmt.Errorf("message %d is nil", i)
 		}
 		switch m.Role {
 		case dialog.RoleSystem:
-			out = append(out, text(llms.ChatMessageTypeSystem, m.Text()))
+			s := m.Text()
+			if systems > 0 && a.d.wire == wireAnthropic {
+				// langchaingo joins system messages with nothing between.
+				s = "\n\n" + s
+			}
+			systems++
+			out = append(out, text(llms.ChatMessageTypeSystem, s))
 		case dialog.RoleUser, "":
 			if len(m.Parts) == 0 {
 				out = append(out, text(llms.ChatMessageTypeHuman, m.Content))

@@ -31,6 +31,7 @@ var contextLengthWords = []string{
 	"input is too long",
 	"exceeds the maximum number of tokens",
 	"token limit",
+	"context limit", // anthropic: "input length and `max_tokens` exceed context limit"
 }
 
 // badKeyWords are how Google says, with a 400, that the API key is wrong.
@@ -69,6 +70,9 @@ func classify(ctx context.Context, provider string, err error, st *callState, st
 	text := strings.ToLower(err.Error())
 	e.Status = status
 	switch {
+	case status == http.StatusTooManyRequests && provider == "openai" && strings.Contains(text, "exceeded your current quota"):
+		// insufficient_quota: no credit left, which no wait cures.
+		e.Kind = ErrAuth
 	case status == http.StatusTooManyRequests:
 		e.Kind, e.Retry = ErrRateLimit, retry
 		if retry == 0 {
@@ -98,8 +102,12 @@ func classify(ctx context.Context, provider string, err error, st *callState, st
 		e.Kind, e.Err = ErrNetwork, unreachable(failed)
 	case hasAny(text, contextLengthWords):
 		e.Kind = ErrContextLength
-	case strings.Contains(text, "rate limit"), strings.Contains(text, "too many requests"):
+	case strings.Contains(text, "rate limit"), strings.Contains(text, "too many requests"),
+		strings.Contains(text, "rate_limit_error"):
 		e.Kind, e.Retry = ErrRateLimit, retryFromText(err.Error())
+	case hasAny(text, []string{"overloaded_error", "api_error", "server_error"}):
+		// An error event inside a stream that began with a 200.
+		e.Kind = ErrServer
 	}
 	return e
 }

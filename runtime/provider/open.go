@@ -261,7 +261,7 @@ func newOpenAIStyle(provider, model, key, base, hint string, cfg Config) (Model,
 	opts := []openai.Option{
 		openai.WithToken(key),
 		openai.WithModel(model),
-		openai.WithHTTPClient(wrapClient(cfg.HTTPClient, &transport{})),
+		openai.WithHTTPClient(wrapClient(cfg.HTTPClient, &transport{replies: wireOpenAI})),
 	}
 	if base != "" {
 		opts = append(opts, openai.WithBaseURL(base))
@@ -284,7 +284,7 @@ func openAnthropic(_ context.Context, model string, cfg Config) (Model, error) {
 	opts := []anthropic.Option{
 		anthropic.WithToken(key),
 		anthropic.WithModel(model),
-		anthropic.WithHTTPClient(wrapClient(cfg.HTTPClient, &transport{})),
+		anthropic.WithHTTPClient(wrapClient(cfg.HTTPClient, &transport{replies: wireAnthropic})),
 	}
 	if base := baseURL(cfg, "ANTHROPIC_BASE_URL"); base != "" {
 		if err := checkURL(base, "base URL"); err != nil {

@@ -22,6 +22,9 @@ import (
 // all (langchaingo's openai client says only "failed to reach API server").
 type callState struct {
 	edits []edit // applied to the JSON request body
+	// structured is whether the request asks for a format, to which an
+	// OpenAI model may answer with a refusal.
+	structured bool
 
 	mu     sync.Mutex
 	status int           // the last response's HTTP status
@@ -35,6 +38,10 @@ type callState struct {
 type wireReply struct {
 	usage  *dialog.Usage // googleai: the usage of a reply's last part
 	finish string        // bedrock: a stop reason langchaingo takes for an error
+	// openai: a refusal (message.refusal, delta.refusal), which
+	// langchaingo does not read, and an error event inside a stream,
+	// which it skips.
+	refusal, streamErr string
 }
 
 // setWire notes what set changes of the reply's wireReply.
@@ -113,6 +120,9 @@ type transport struct {
 	// Google's client keeps only a stream's first (and drops
 	// thoughtsTokenCount).
 	geminiUsage bool
+	// replies reads what langchaingo loses of a successful reply of
+	// this wire style (wireOpenAI, wireAnthropic): see tapReply.
+	replies wireStyle
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -159,6 +169,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		st.record(resp.StatusCode, resp.Header)
 		if t.geminiUsage && resp.StatusCode == http.StatusOK {
 			resp.Body = &usageTap{ReadCloser: resp.Body, st: st}
+		}
+		if t.replies != wireNone && resp.StatusCode == http.StatusOK {
+			if err := tapReply(t.replies, resp, st); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if t.fail503 && resp.StatusCode == http.StatusServiceUnavailable {
@@ -321,4 +336,94 @@ func (u *usageTap) note() {
 			return
 		}
 	}
+}
+
+// tapReply reads what langchaingo loses of a successful reply. openai: a
+// refusal, and an error event inside a stream. anthropic: a reply without
+// content blocks (a refusal, an empty end_turn), which langchaingo takes
+// for an error: it is handed one empty text block instead.
+func tapReply(style wireStyle, resp *http.Response, st *callState) error {
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		if style == wireOpenAI {
+			resp.Body = &sseTap{ReadCloser: resp.Body, st: st}
+		}
+		return nil
+	}
+	if style == wireOpenAI && !st.structured {
+		return nil // a refusal comes with structured outputs
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return err
+	}
+	switch style {
+	case wireOpenAI:
+		var r struct {
+			Choices []struct {
+				Message struct{ Refusal string } `json:"message"`
+			} `json:"choices"`
+		}
+		if json.Unmarshal(body, &r) == nil && len(r.Choices) > 0 && r.Choices[0].Message.Refusal != "" {
+			st.setWire(func(w *wireReply) { w.refusal = r.Choices[0].Message.Refusal })
+		}
+	case wireAnthropic:
+		var r struct {
+			Content []json.RawMessage `json:"content"`
+		}
+		if json.Unmarshal(body, &r) == nil && r.Content != nil && len(r.Content) == 0 {
+			if b, err := editJSON(body, []edit{{path: []string{"content"}, value: []byte(`[{"type":"text","text":""}]`)}}); err == nil {
+				body = b
+			}
+		}
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	resp.ContentLength = int64(len(body))
+	return nil
+}
+
+// sseTap notes, line by line, the refusal and error events of an OpenAI
+// stream as langchaingo reads it.
+type sseTap struct {
+	io.ReadCloser
+	st   *callState
+	line []byte
+}
+
+func (s *sseTap) Read(p []byte) (int, error) {
+	n, err := s.ReadCloser.Read(p)
+	for b := p[:n]; len(b) > 0; {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			s.line = append(s.line, b...)
+			break
+		}
+		s.note(append(s.line, b[:i]...))
+		s.line, b = s.line[:0], b[i+1:]
+	}
+	return n, err
+}
+
+func (s *sseTap) note(line []byte) {
+	data, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data:"))
+	if !ok || !bytes.Contains(data, []byte(`"error"`)) && !bytes.Contains(data, []byte(`"refusal":"`)) {
+		return
+	}
+	var ev struct {
+		Error   *struct{ Type, Message string } `json:"error"`
+		Choices []struct {
+			Delta struct{ Refusal string } `json:"delta"`
+		} `json:"choices"`
+	}
+	if json.Unmarshal(data, &ev) != nil {
+		return
+	}
+	s.st.setWire(func(w *wireReply) {
+		if ev.Error != nil {
+			w.streamErr = ev.Error.Type + ": " + ev.Error.Message
+		}
+		if len(ev.Choices) > 0 {
+			w.refusal += ev.Choices[0].Delta.Refusal
+		}
+	})
 }
