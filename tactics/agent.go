@@ -304,18 +304,21 @@ type Call struct {
 // reply is appended to the dialog; every attempt stays in the tree and the
 // log.
 func (a *Agent) Respond(ctx context.Context) (*dialog.Message, *CallSession, error) {
+	return a.RespondTo(ctx, "")
+}
+
+// RespondTo is Respond on the dialog alias ("" for the current one), so
+// that goroutines answering different dialogs of one agent need no Switch.
+func (a *Agent) RespondTo(ctx context.Context, alias string) (*dialog.Message, *CallSession, error) {
 	if a.Model == nil {
 		return nil, nil, fmt.Errorf("agent %s has no model: set Agent.Model (provider.Open)", a.Name)
 	}
-	canon, err := a.Dialog("")
+	canon, err := a.Dialog(alias)
 	if err != nil {
 		return nil, nil, err
 	}
 	s := &CallSession{Agent: a.Name, Dialog: canon.ID(), alias: canon.Alias()}
 	reply, err := a.respond(ctx, canon, s)
-	if a.onCall != nil {
-		a.onCall(s)
-	}
 	switch {
 	case err == nil:
 		s.State = "ok"
@@ -323,6 +326,9 @@ func (a *Agent) Respond(ctx context.Context) (*dialog.Message, *CallSession, err
 		s.State = "parse_failed"
 	default:
 		s.State = "error"
+	}
+	if a.onCall != nil {
+		a.onCall(s)
 	}
 	if err != nil {
 		return nil, s, fmt.Errorf("agent %s: %w", a.Name, err)
@@ -438,18 +444,20 @@ func parseReply(gov *dialog.Prompt, reply *dialog.Message) (json.RawMessage, err
 	return parsed, nil
 }
 
-// invoke sends the working dialog to the model, retrying as Limits allow,
-// appends the reply to it and returns the stored reply, which is shared
-// and must not be changed.
+// invoke sends the working dialog, shaped by the context manager, to the
+// model, retrying as Limits allow, appends the reply to it and returns
+// the stored reply, which is shared and must not be changed.
 func (a *Agent) invoke(ctx context.Context, work *dialog.Dialog, gov *dialog.Prompt, tools bool, lim Limits, s *CallSession) (*dialog.Message, error) {
-	msgs, shaping, err := a.fit(ctx, work, s.alias)
+	if err := ctx.Err(); err != nil {
+		return nil, err // cancelled between two steps: no further call
+	}
+	msgs, shaping, err := a.fit(ctx, work, lim, s)
 	if err != nil {
 		return nil, err
 	}
 	if shaping != nil {
 		ctx = provider.WithShaping(ctx, shaping)
 	}
-	pos := a.position(s.alias)
 	req := &provider.Request{Model: a.ModelName, Messages: msgs, Params: a.Params, Stream: a.Stream}
 	if gov != nil {
 		req.Format = gov.Format
@@ -457,6 +465,15 @@ func (a *Agent) invoke(ctx context.Context, work *dialog.Dialog, gov *dialog.Pro
 			req.Tools = gov.Functions
 		}
 	}
+	return a.generate(ctx, work, req, lim, s, true)
+}
+
+// generate makes one model call of req for the working dialog, retrying
+// as Limits allow: every try is a model_call record of work and a Call of
+// s. With keep, the reply is appended to work and the stored message is
+// returned; without, the reply is returned as it came.
+func (a *Agent) generate(ctx context.Context, work *dialog.Dialog, req *provider.Request, lim Limits, s *CallSession, keep bool) (*dialog.Message, error) {
+	pos := a.position(s.alias)
 	digest := req.Digest()
 	a.mu.Lock()
 	a.calls++
@@ -474,11 +491,21 @@ func (a *Agent) invoke(ctx context.Context, work *dialog.Dialog, gov *dialog.Pro
 		c := Call{Dialog: work.ID(), Attempt: attempt, Digest: digest, Latency: latency, Err: err}
 		if err == nil {
 			resp.Message.Name = a.Name
-			reply, aerr := work.Append(resp.Message)
-			if aerr != nil {
-				return nil, aerr
+			for i, fc := range resp.Message.FunctionCalls {
+				if len(fc.Arguments) > 0 && !json.Valid(fc.Arguments) {
+					// A model of our own making may hand them over raw:
+					// keep them, as a JSON string, for the tool to refuse.
+					resp.Message.FunctionCalls[i].Arguments, _ = json.Marshal(string(fc.Arguments))
+				}
 			}
-			rec.Reply = &logs.MessageRef{Dialog: work.ID(), Index: work.Len() - 1}
+			reply := &resp.Message
+			if keep {
+				var aerr error
+				if reply, aerr = work.Append(resp.Message); aerr != nil {
+					return nil, aerr
+				}
+				rec.Reply = &logs.MessageRef{Dialog: work.ID(), Index: work.Len() - 1}
+			}
 			rec.Usage, rec.USD = reply.Usage, reply.USD
 			c.Usage, c.USD = reply.Usage, reply.USD
 			s.Calls = append(s.Calls, c)
@@ -567,7 +594,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // fit passes the working copy through the context manager, logs what it
 // did and returns the request's messages and, when a manager ran, what it
 // made them from.
-func (a *Agent) fit(ctx context.Context, work *dialog.Dialog, alias string) ([]*dialog.Message, *provider.Shaping, error) {
+func (a *Agent) fit(ctx context.Context, work *dialog.Dialog, lim Limits, s *CallSession) ([]*dialog.Message, *provider.Shaping, error) {
 	msgs := work.Messages()
 	if a.Context == nil {
 		return msgs, nil, nil
@@ -582,7 +609,7 @@ func (a *Agent) fit(ctx context.Context, work *dialog.Dialog, alias string) ([]*
 	var summary string
 	res, err := a.Context.Fit(ctx, contextmgr.Input{Model: a.ModelName, Messages: msgs, Tokens: tok,
 		Summarize: func(ctx context.Context, old []*dialog.Message) (*dialog.Message, error) {
-			m, err := a.summarize(ctx, work, alias, old)
+			m, err := a.summarize(ctx, work, lim, s, old)
 			if err == nil {
 				archived, summary = len(old), m.Content
 			}
@@ -605,32 +632,18 @@ func (a *Agent) fit(ctx context.Context, work *dialog.Dialog, alias string) ([]*
 // messages it summarises.
 const summaryRequest = "Summarise the conversation above for your own later use: keep every fact, decision, open question and result; drop pleasantries. Reply with the summary only."
 
-// summarize asks the model for a summary of old, recording the call as a
-// model_call of the working dialog, and returns it as one user message.
-func (a *Agent) summarize(ctx context.Context, work *dialog.Dialog, alias string, old []*dialog.Message) (*dialog.Message, error) {
+// summarize asks the model for a summary of old, a call of the working
+// dialog like any other (logged, retried, in the session), and returns
+// it as one user message.
+func (a *Agent) summarize(ctx context.Context, work *dialog.Dialog, lim Limits, s *CallSession, old []*dialog.Message) (*dialog.Message, error) {
 	msgs := append(old[:len(old):len(old)], &dialog.Message{Role: dialog.RoleUser, Name: "user", Content: summaryRequest})
-	req := &provider.Request{Model: a.ModelName, Messages: msgs, Params: a.Params}
-	pos := a.position(alias)
-	pos.Attempt = 1
-	start := time.Now()
-	resp, err := a.Model.Generate(provider.WithCallInfo(ctx, pos), req)
-	rec := &logs.ModelCall{Agent: a.Name, Provider: a.provider(), Model: a.ModelName, Attempt: 1, Alias: pos.Dialog, Turn: pos.Turn,
-		RequestDigest: req.Digest(), Params: paramsJSON(a.Params), LatencyMS: ms(time.Since(start))}
-	if err != nil {
-		pe := provider.AsError(a.ModelName, err)
-		rec.Error = &logs.CallError{Type: string(pe.Kind), Message: err.Error(), Status: pe.Status}
-	} else {
-		rec.Usage, rec.USD = resp.Message.Usage, resp.Message.USD
-	}
-	if werr := a.write(&logs.Record{Kind: logs.KindModelCall, Dialog: work.ID(), ModelCall: rec}); werr != nil {
-		return nil, werr
-	}
+	reply, err := a.generate(ctx, work, &provider.Request{Model: a.ModelName, Messages: msgs, Params: a.Params}, lim, s, false)
 	if err != nil {
 		return nil, fmt.Errorf("summarising %d messages: %w", len(old), err)
 	}
 	return &dialog.Message{Role: dialog.RoleUser, Name: "summary", Modality: dialog.ModalityText,
-		Content: "Summary of the earlier conversation:\n" + resp.Message.Text(),
-		Usage:   resp.Message.Usage, USD: resp.Message.USD}, nil
+		Content: "Summary of the earlier conversation:\n" + reply.Text(),
+		Usage:   reply.Usage, USD: reply.USD}, nil
 }
 
 // runTools runs the tool calls of reply with gov's functions, answering an
