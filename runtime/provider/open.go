@@ -388,7 +388,7 @@ func openBedrock(_ context.Context, model string, cfg Config) (Model, error) {
 		if bc, ok := awsCfg.HTTPClient.(*awshttp.BuildableClient); ok && hc == nil {
 			hc = &http.Client{Transport: bc.GetTransport(), Timeout: bc.GetTimeout()}
 		}
-		awsCfg.HTTPClient = wrapClient(hc, &transport{noEdits: true})
+		awsCfg.HTTPClient = wrapClient(hc, &transport{signed: true})
 		rt := bedrockruntime.NewFromConfig(awsCfg, func(o *bedrockruntime.Options) {
 			if base != "" {
 				o.BaseEndpoint = &base

@@ -113,9 +113,13 @@ type transport struct {
 	// client with built-in retries on 503 (googleai's gax) returns at once;
 	// the status is recorded all the same.
 	fail503 bool
-	// noEdits leaves request bodies alone: a signed body (bedrock's) is
-	// edited before it is signed (see bedrockEdits).
-	noEdits bool
+	// signed is for the AWS SDK's requests, whose body is signed: it is
+	// edited before signing (see bedrockEdits), never here, and its
+	// WriteTo is hidden from net/http. The SDK closes the body when the
+	// response arrives; its WriteTo then returns io.EOF, which net/http's
+	// check for bytes past Content-Length takes for a failed write, and
+	// it closes the connection under a streamed response.
+	signed bool
 	// geminiUsage reads usageMetadata from successful response bodies, as
 	// Google's client keeps only a stream's first (and drops
 	// thoughtsTokenCount).
@@ -128,7 +132,7 @@ type transport struct {
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	st := callStateFrom(req.Context())
 	copied := false
-	if st != nil && !t.noEdits && len(st.edits) > 0 && req.Body != nil && req.Body != http.NoBody {
+	if st != nil && !t.signed && len(st.edits) > 0 && req.Body != nil && req.Body != http.NoBody {
 		body, err := editBody(req, st.edits)
 		if err != nil {
 			return nil, err
@@ -141,6 +145,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 		req.Body, _ = req.GetBody()
 		req.ContentLength = int64(len(body))
+	}
+	if t.signed && req.Body != nil && req.Body != http.NoBody {
+		r := *req
+		r.Body = struct{ io.ReadCloser }{req.Body}
+		req, copied = &r, true
 	}
 	if len(t.header) > 0 {
 		h := req.Header.Clone()
