@@ -63,6 +63,9 @@ var openWindows = []struct {
 // For any other model it returns [DefaultContextWindow] and false.
 func ContextWindow(model string) (tokens int, known bool) {
 	name := modelName(model)
+	if i := strings.Index(name, "anthropic."); i >= 0 { // Bedrock: "[region.]anthropic.claude-..."
+		name = name[i+len("anthropic."):]
+	}
 	best := 0
 	for _, w := range contextWindows {
 		if strings.HasPrefix(name, w.prefix) && len(w.prefix) > best {

@@ -37,6 +37,11 @@ type Result struct {
 	TokensAfter  int
 	// Note says in a line what was kept and why, for the run log.
 	Note string
+	// For a summary: Summary is the message sent in place of the oldest
+	// messages, and Archived how many messages (after the first) it
+	// stands for.
+	Summary  *dialog.Message
+	Archived int
 }
 
 // Manager shapes the messages a model sees. Implementations are safe for

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/lllm-go/lllm/dialog"
 )
@@ -56,7 +55,8 @@ func parseBudget(cfg map[string]any) (budget, error) {
 // limit returns the number of tokens the messages may use for model, and a
 // description of where it comes from. The budget is max_tokens if set,
 // else the model's context window; the limit is the budget less the
-// buffer, or half the budget when the budget is not above the buffer.
+// buffer, or half the budget when that is more, so that a larger budget
+// never gives a smaller limit.
 func (b budget) limit(model string) (int, string) {
 	size, src := b.maxTokens, "max_tokens"
 	if size <= 0 {
@@ -67,8 +67,8 @@ func (b budget) limit(model string) (int, string) {
 			src = fmt.Sprintf("default context window (%q is not a known model)", model)
 		}
 	}
-	if size <= b.buffer {
-		return size / 2, fmt.Sprintf("%d tokens (half the %s %d, which is not above the buffer %d)", size/2, src, size, b.buffer)
+	if size-b.buffer < size/2 {
+		return size / 2, fmt.Sprintf("%d tokens (half the %s %d, as the buffer %d would leave less)", size/2, src, size, b.buffer)
 	}
 	return size - b.buffer, fmt.Sprintf("%d tokens (%s %d - buffer %d)", size-b.buffer, src, size, b.buffer)
 }
@@ -113,22 +113,37 @@ func (p prepared) sum(s span) int {
 type span struct{ lo, hi int }
 
 // units splits msgs[from:] into the units a manager keeps or drops whole:
-// a message that requests tool calls together with the tool messages right
-// after it that answer those calls; every other message alone.
+// a message that requests tool calls together with everything up to the
+// last tool message answering them (results come right after their call
+// on the wire, but a dialog may hold others in between); every other
+// message alone.
 func units(msgs []*dialog.Message, from int) []span {
 	var out []span
 	for i := from; i < len(msgs); {
-		j := i + 1
-		if calls := msgs[i].FunctionCalls; len(calls) > 0 {
-			for j < len(msgs) && msgs[j].Role == dialog.RoleTool &&
-				slices.ContainsFunc(calls, func(fc dialog.FunctionCall) bool { return fc.ID == msgs[j].ToolCallID }) {
-				j++
+		hi := i + 1
+		for j := i; j < hi; j++ {
+			for _, fc := range msgs[j].FunctionCalls {
+				hi = max(hi, resultOf(msgs, j, fc.ID)+1)
 			}
 		}
-		out = append(out, span{i, j})
-		i = j
+		out = append(out, span{i, hi})
+		i = hi
 	}
 	return out
+}
+
+// resultOf returns the index of the tool message answering the call id
+// of msgs[call], or call when there is none before the model's next turn.
+func resultOf(msgs []*dialog.Message, call int, id string) int {
+	for k := call + 1; k < len(msgs); k++ {
+		switch m := msgs[k]; {
+		case m.Role == dialog.RoleTool && m.ToolCallID == id:
+			return k
+		case m.Role == dialog.RoleAssistant || m.Role == dialog.RoleToolCall:
+			return call
+		}
+	}
+	return call
 }
 
 // nullManager passes the messages through unchanged.
@@ -288,70 +303,5 @@ func (w windowManager) Fit(ctx context.Context, in Input) (Result, error) {
 		res.Note += fmt.Sprintf(", %d more to keep a tool call with its results", extra)
 	}
 	res.Note += ")"
-	return res, nil
-}
-
-// summaryManager replaces the oldest messages with a summary.
-type summaryManager struct{ budget }
-
-func newSummary(cfg map[string]any) (Manager, error) {
-	b, err := parseBudget(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return summaryManager{b}, nil
-}
-
-// Fit, when the messages are over the limit, keeps the first message and a
-// recent tail of whole units that fits in half the limit, and replaces the
-// messages between them with the one in.Summarize returns. It returns
-// [ErrNoSummarizer] when in.Summarize is nil, whether or not a summary is
-// needed, so that a misconfigured agent fails on its first call.
-func (s summaryManager) Fit(ctx context.Context, in Input) (Result, error) {
-	if in.Summarize == nil {
-		return Result{}, ErrNoSummarizer
-	}
-	p, err := prepare(ctx, in)
-	if err != nil {
-		return Result{}, err
-	}
-	msgs := in.Messages
-	res := Result{Messages: msgs, Action: "none", TokensBefore: p.total, TokensAfter: p.total}
-	limit, desc := s.limit(in.Model)
-	if len(msgs) == 0 || p.total <= limit {
-		return res, nil
-	}
-	tail, start := 0, len(msgs)
-	spans := units(msgs, 1)
-	for i := len(spans) - 1; i >= 0; i-- {
-		c := p.sum(spans[i])
-		if tail+c > limit/2 {
-			break
-		}
-		tail += c
-		start = spans[i].lo
-	}
-	old := msgs[1:start]
-	if len(old) == 0 {
-		res.Note = fmt.Sprintf("over the limit %s, but there is nothing to summarise", desc)
-		return res, nil
-	}
-	sum, err := in.Summarize(ctx, slices.Clone(old))
-	if err != nil {
-		return Result{}, fmt.Errorf("contextmgr: summarising %d messages: %w", len(old), err)
-	}
-	if sum == nil {
-		return Result{}, fmt.Errorf("contextmgr: summarising %d messages: the summarizer returned no message", len(old))
-	}
-	sumTokens := p.tok.countMessage(p.enc, sum)
-	out := make([]*dialog.Message, 0, 2+len(msgs)-start)
-	out = append(append(out, msgs[0], sum), msgs[start:]...)
-	res.Messages, res.Action = out, "summary"
-	res.TokensAfter = p.counts[0] + sumTokens + tail
-	res.Note = fmt.Sprintf("summarised %d messages (%d tokens) into one of %d tokens; kept the last %d; limit %s",
-		len(old), p.sum(span{1, start}), sumTokens, len(msgs)-start, desc)
-	if res.TokensAfter > limit {
-		res.Note += "; still over the limit"
-	}
 	return res, nil
 }

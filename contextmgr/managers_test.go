@@ -87,8 +87,8 @@ func TestDefaultFits(t *testing.T) {
 func TestDefaultTruncates(t *testing.T) {
 	for _, cfg := range []map[string]any{
 		{"type": "default", "max_tokens": 600, "buffer": 0},
-		{"max_tokens": 5600},                 // default buffer 5000
-		{"max_tokens": 1200, "buffer": 5000}, // budget <= buffer: half the budget
+		{"max_tokens": 1200}, // the default buffer 5000 would leave less than half: half
+		{"max_tokens": 1200, "buffer": 5000},
 		{"max_tokens": 1200.0, "buffer": 5000.0},
 	} {
 		msgs := dialog5()
@@ -201,7 +201,9 @@ func TestUnits(t *testing.T) {
 	result := func(id string) *dialog.Message { return &dialog.Message{Role: dialog.RoleTool, ToolCallID: id} }
 	user := &dialog.Message{Role: dialog.RoleUser}
 	msgs := []*dialog.Message{user, call("a", "b"), result("b"), result("a"), result("x"), user, call("c"), user, result("c")}
-	want := []span{{1, 4}, {4, 5}, {5, 6}, {6, 7}, {7, 8}, {8, 9}}
+	// An orphan result stands alone; a result after a user message still
+	// belongs to its call.
+	want := []span{{1, 4}, {4, 5}, {5, 6}, {6, 9}}
 	if got := units(msgs, 1); !slices.Equal(got, want) {
 		t.Errorf("units = %v, want %v", got, want)
 	}
@@ -467,6 +469,35 @@ func TestSummary(t *testing.T) {
 		t.Errorf("note %q, tokens %d->%d; want 4 summarised, 700->325", res.Note, res.TokensBefore, res.TokensAfter)
 	}
 
+	if res.Archived != 4 || res.Summary != res.Messages[1] {
+		t.Errorf("archived %d, summary %v: want 4 and the message sent", res.Archived, res.Summary)
+	}
+	sum := res.Messages[1]
+
+	// The next call on the grown dialog sends the same summary again,
+	// without summarising, while it fits.
+	got = nil
+	grown := append(slices.Clip(msgs), msg(dialog.RoleUser, "6", 50))
+	res = fit(t, m, Input{Model: "gpt-4o", Messages: grown, Tokens: NewCharTokenizer(1), Summarize: summarize})
+	if got != nil || res.Messages[1] != sum || !same(res.Messages[2:], grown[5:]) || res.Archived != 4 ||
+		!strings.HasPrefix(res.Note, "kept the summary of the first 4 messages") {
+		t.Errorf("grown dialog: summarised %s, sent %s, note %q; want the kept summary and no call", names(got), names(res.Messages), res.Note)
+	}
+	// Once it no longer fits, a new one starts from it: the kept summary
+	// and the messages after it are summarised, not the whole dialog.
+	grown = append(grown, msg(dialog.RoleAssistant, "7", 200))
+	res = fit(t, m, Input{Model: "gpt-4o", Messages: grown, Tokens: NewCharTokenizer(1), Summarize: summarize})
+	if len(got) == 0 || got[0] != sum || !same(got[1:], grown[5:7]) || res.Messages[1] == sum || res.Archived != 6 {
+		t.Errorf("over again: summarised %s, archived %d; want the kept summary and messages 5-6", names(got), res.Archived)
+	}
+	// Another dialog never gets this one's summary.
+	got = nil
+	other := append([]*dialog.Message{msgs[0]}, dialog5()[1:]...)
+	fit(t, m, Input{Model: "gpt-4o", Messages: append(other, msg(dialog.RoleUser, "x", 300)), Tokens: NewCharTokenizer(1), Summarize: summarize})
+	if len(got) == 0 || got[0] == sum {
+		t.Errorf("another dialog: summarised %s, want its own messages", names(got))
+	}
+
 	// Under the limit nothing is summarised.
 	got = nil
 	res = fit(t, m, Input{Model: "gpt-4o", Messages: msgs[:5], Tokens: NewCharTokenizer(1), Summarize: summarize})
@@ -480,6 +511,7 @@ func TestSummary(t *testing.T) {
 	}
 	// A failing summarizer's error is wrapped.
 	boom := errors.New("boom")
+	m = mustNew(t, map[string]any{"type": "summary", "max_tokens": 500, "buffer": 0})
 	_, err := m.Fit(context.Background(), Input{Model: "gpt-4o", Messages: msgs, Tokens: NewCharTokenizer(1),
 		Summarize: func(context.Context, []*dialog.Message) (*dialog.Message, error) { return nil, boom }})
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "summarising 4 messages") {

@@ -605,23 +605,19 @@ func (a *Agent) fit(ctx context.Context, work *dialog.Dialog, lim Limits, s *Cal
 	}
 	tok := a.Tokens
 	a.mu.Unlock()
-	var archived int
-	var summary string
 	res, err := a.Context.Fit(ctx, contextmgr.Input{Model: a.ModelName, Messages: msgs, Tokens: tok,
 		Summarize: func(ctx context.Context, old []*dialog.Message) (*dialog.Message, error) {
-			m, err := a.summarize(ctx, work, lim, s, old)
-			if err == nil {
-				archived, summary = len(old), m.Content
-			}
-			return m, err
+			return a.summarize(ctx, work, lim, s, old)
 		}})
 	if err != nil {
 		return nil, nil, fmt.Errorf("context manager %s: %w", a.ContextName, err)
 	}
 	act := &logs.ContextAction{Agent: a.Name, Manager: a.ContextName, Action: res.Action,
 		MessagesBefore: len(msgs), MessagesAfter: len(res.Messages),
-		TokensBefore: res.TokensBefore, TokensAfter: res.TokensAfter, Note: res.Note,
-		Archived: archived, Summary: summary}
+		TokensBefore: res.TokensBefore, TokensAfter: res.TokensAfter, Note: res.Note, Archived: res.Archived}
+	if res.Summary != nil {
+		act.Summary = res.Summary.Content
+	}
 	if err := a.write(&logs.Record{Kind: logs.KindContext, Dialog: work.ID(), Context: act}); err != nil {
 		return nil, nil, err
 	}

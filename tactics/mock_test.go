@@ -65,7 +65,8 @@ func TestRespondOnMockProvider(t *testing.T) {
 }
 
 // The summary manager folds the oldest messages into a model-written
-// summary before a call, and both calls are in the log.
+// summary before a call, sends it again on later calls while it fits, and
+// every summarising call is in the log.
 func TestRespondWithSummaryManager(t *testing.T) {
 	m := openMock(t, provider.MockConfig{Rules: []provider.MockRule{
 		{Match: "Summarise the conversation", Reply: provider.MockReply{Text: "They chatted about numbers."}},
@@ -83,10 +84,13 @@ func TestRespondWithSummaryManager(t *testing.T) {
 		}
 	}
 	_, recs := run.forest(t)
-	summaries := 0
+	summaries, written := 0, 0
 	for _, r := range recs {
 		if r.Kind == logs.KindContext && r.Context.Action == "summary" {
 			summaries++
+			if strings.HasPrefix(r.Context.Note, "summarised") {
+				written++
+			}
 			if r.Context.Archived == 0 || !strings.Contains(r.Context.Summary, "They chatted about numbers.") {
 				t.Fatalf("summary record without the archive: %+v", r.Context)
 			}
@@ -95,10 +99,11 @@ func TestRespondWithSummaryManager(t *testing.T) {
 			}
 		}
 	}
-	if summaries == 0 {
-		t.Fatal("the summary manager never summarised")
+	// A summary is written once and sent again while it fits.
+	if written == 0 || summaries <= written {
+		t.Fatalf("%d summaries sent, %d written: want some sent again", summaries, written)
 	}
-	if count(recs, logs.KindModelCall) != 12+summaries {
-		t.Fatalf("%d model calls for 12 turns and %d summaries", count(recs, logs.KindModelCall), summaries)
+	if count(recs, logs.KindModelCall) != 12+written {
+		t.Fatalf("%d model calls for 12 turns and %d summaries written", count(recs, logs.KindModelCall), written)
 	}
 }
