@@ -100,6 +100,7 @@ type Adapter struct {
 	cfg    AdapterConfig
 	d      dialect
 	prefix string // "provider/"
+	name   string // "provider/model"
 }
 
 // NewAdapter returns an Adapter over llm.
@@ -107,11 +108,20 @@ func NewAdapter(llm llms.Model, cfg AdapterConfig) *Adapter {
 	cfg.Provider = strings.ToLower(strings.TrimSpace(cfg.Provider))
 	d := dialectFor(cfg.Provider)
 	d.legacyMaxTokens = cfg.LegacyMaxTokens
-	return &Adapter{llm: llm, cfg: cfg, d: d, prefix: cfg.Provider + "/"}
+	return &Adapter{llm: llm, cfg: cfg, d: d, prefix: cfg.Provider + "/", name: cfg.Provider + "/" + cfg.Model}
 }
 
 // Name is the adapter's model as "provider/model".
-func (a *Adapter) Name() string { return a.prefix + a.cfg.Model }
+func (a *Adapter) Name() string { return a.name }
+
+// qualified is model, a model of the adapter's provider, as
+// "provider/model".
+func (a *Adapter) qualified(model string) string {
+	if model == a.cfg.Model {
+		return a.name
+	}
+	return a.prefix + model
+}
 
 // Close releases what the wrapped model holds (googleai keeps
 // connections), if it can be closed.
@@ -194,7 +204,7 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 	}
 	if w.usage != nil {
 		out.Message.Usage = *w.usage
-		out.Message.USD = Cost(a.prefix+model, *w.usage, a.cfg.Prices)
+		out.Message.USD = Cost(a.qualified(model), *w.usage, a.cfg.Prices)
 	}
 	if req.Stream != nil && !streaming && out.Message.Content != "" {
 		if err := req.Stream(ctx, Chunk{Text: out.Message.Content}); err != nil {
@@ -631,7 +641,7 @@ func (a *Adapter) reply(resp *llms.ContentResponse, model string, latency time.D
 		Modality:      dialog.ModalityText,
 		FunctionCalls: calls,
 		Usage:         usageFrom(info),
-		Model:         a.prefix + model,
+		Model:         a.qualified(model),
 		APIType:       dialog.APICompletion,
 	}
 	if msg.Content == "" && len(calls) > 0 {
@@ -640,7 +650,7 @@ func (a *Adapter) reply(resp *llms.ContentResponse, model string, latency time.D
 	if reasoning.Len() > 0 {
 		msg.Metadata = map[string]string{"reasoning": reasoning.String()}
 	}
-	msg.USD = Cost(a.prefix+model, msg.Usage, a.cfg.Prices)
+	msg.USD = Cost(a.qualified(model), msg.Usage, a.cfg.Prices)
 	return &Response{Message: msg, FinishReason: stop, Latency: latency}, nil
 }
 

@@ -105,26 +105,23 @@ func (p Price) cost(u dialog.Usage) float64 {
 
 // lookupPrice finds model's price in prices, then in the built-in table.
 func lookupPrice(model string, prices map[string]Price) (Price, bool) {
-	names := []string{model}
 	provider, bare, ok := strings.Cut(model, "/")
-	if ok {
-		names = append(names, bare)
-	} else {
-		bare = model
+	if !ok {
+		provider, bare = "", model
 	}
+	vendor := bare // the vendor's name, for a Bedrock id
 	if provider == "bedrock" {
-		bare = bedrockBase(bare)
-		names = append(names, bare)
+		vendor = bedrockBase(bare)
 	}
 	for _, table := range []map[string]Price{prices, defaultPrices} {
-		for _, name := range names {
+		for _, name := range [...]string{model, bare, vendor} {
 			if p, ok := table[name]; ok {
 				return p, true
 			}
 		}
 		best := ""
 		for name := range table {
-			if len(name) > len(best) && strings.HasPrefix(bare, name+"-") {
+			if len(name) > len(best) && strings.HasPrefix(vendor, name+"-") {
 				best = name
 			}
 		}
