@@ -8,7 +8,6 @@ import (
 	"image"
 	"image/png"
 	"math/rand/v2"
-	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -51,33 +50,6 @@ func edgeResult(id string, tokens int) *dialog.Message {
 	return &dialog.Message{Role: dialog.RoleTool, Name: "f", ToolCallID: id, Content: edgeText("R"+id, tokens-MessageOverhead)}
 }
 
-func edgeNew(t *testing.T, cfg map[string]any) Manager {
-	t.Helper()
-	m, err := New(cfg)
-	if err != nil {
-		t.Fatalf("New(%v): %v", cfg, err)
-	}
-	return m
-}
-
-// edgeFit runs m.Fit and fails if it errs or modifies its input.
-func edgeFit(t *testing.T, m Manager, in Input) Result {
-	t.Helper()
-	before := make([]*dialog.Message, len(in.Messages))
-	for i, x := range in.Messages {
-		before[i] = x.Clone()
-	}
-	res, err := m.Fit(context.Background(), in)
-	if err != nil {
-		t.Fatalf("Fit: %v", err)
-	}
-	for i, x := range in.Messages {
-		if !reflect.DeepEqual(x, before[i]) {
-			t.Fatalf("Fit modified input message %d", i)
-		}
-	}
-	return res
-}
 
 func edgeCount(tok *Tokenizer, model string, msgs []*dialog.Message) int {
 	n := 0
@@ -193,14 +165,14 @@ func TestLateToolResultNeverOrphaned(t *testing.T) {
 	tok := NewCharTokenizer(1)
 	total := edgeCount(tok, "gpt-4o", msgs)
 	for limit := 150; limit <= total; limit++ {
-		res := edgeFit(t, edgeNew(t, map[string]any{"max_tokens": limit, "buffer": 0}), Input{Model: "gpt-4o", Messages: msgs, Tokens: tok})
+		res := fit(t, mustNew(t, map[string]any{"max_tokens": limit, "buffer": 0}), Input{Model: "gpt-4o", Messages: msgs, Tokens: tok})
 		if p := edgeToolProblem(msgs, res.Messages); p != "" {
 			t.Errorf("default, limit %d: %s: sent %s", limit, p, edgeNames(res.Messages))
 			break
 		}
 	}
 	for n := 1; n < len(msgs); n++ {
-		res := edgeFit(t, edgeNew(t, map[string]any{"type": "window", "n": n}), Input{Model: "gpt-4o", Messages: msgs, Tokens: tok})
+		res := fit(t, mustNew(t, map[string]any{"type": "window", "n": n}), Input{Model: "gpt-4o", Messages: msgs, Tokens: tok})
 		if p := edgeToolProblem(msgs, res.Messages); p != "" {
 			t.Errorf("window, n=%d: %s: sent %s", n, p, edgeNames(res.Messages))
 			break
@@ -212,7 +184,7 @@ func TestLateToolResultNeverOrphaned(t *testing.T) {
 			old = o
 			return &dialog.Message{Role: dialog.RoleUser, Content: "summary"}, nil
 		}
-		res := edgeFit(t, edgeNew(t, map[string]any{"type": "summary", "max_tokens": limit, "buffer": 0}),
+		res := fit(t, mustNew(t, map[string]any{"type": "summary", "max_tokens": limit, "buffer": 0}),
 			Input{Model: "gpt-4o", Messages: msgs, Tokens: tok, Summarize: sum})
 		if p := edgeToolProblem(msgs, res.Messages); p != "" {
 			t.Errorf("summary, limit %d: %s: sent %s", limit, p, edgeNames(res.Messages))
@@ -250,7 +222,7 @@ func TestParallelToolCallsKeptWhole(t *testing.T) {
 	tok := NewCharTokenizer(1)
 	total := edgeCount(tok, "gpt-4o", msgs)
 	for limit := 150; limit <= total; limit++ {
-		res := edgeFit(t, edgeNew(t, map[string]any{"max_tokens": limit, "buffer": 0}), Input{Model: "gpt-4o", Messages: msgs, Tokens: tok})
+		res := fit(t, mustNew(t, map[string]any{"max_tokens": limit, "buffer": 0}), Input{Model: "gpt-4o", Messages: msgs, Tokens: tok})
 		if p := edgeToolProblem(msgs, res.Messages); p != "" || !whole(res.Messages) {
 			t.Fatalf("default, limit %d: %q, sent %s", limit, p, edgeNames(res.Messages))
 		}
@@ -259,7 +231,7 @@ func TestParallelToolCallsKeptWhole(t *testing.T) {
 		}
 	}
 	for n := 1; n < len(msgs); n++ {
-		res := edgeFit(t, edgeNew(t, map[string]any{"type": "window", "n": n}), Input{Model: "gpt-4o", Messages: msgs, Tokens: tok})
+		res := fit(t, mustNew(t, map[string]any{"type": "window", "n": n}), Input{Model: "gpt-4o", Messages: msgs, Tokens: tok})
 		if p := edgeToolProblem(msgs, res.Messages); p != "" || !whole(res.Messages) {
 			t.Fatalf("window n=%d: %q, sent %s", n, p, edgeNames(res.Messages))
 		}
@@ -270,7 +242,7 @@ func TestParallelToolCallsKeptWhole(t *testing.T) {
 			old = o
 			return &dialog.Message{Role: dialog.RoleUser, Content: "summary"}, nil
 		}
-		res := edgeFit(t, edgeNew(t, map[string]any{"type": "summary", "max_tokens": limit, "buffer": 0}),
+		res := fit(t, mustNew(t, map[string]any{"type": "summary", "max_tokens": limit, "buffer": 0}),
 			Input{Model: "gpt-4o", Messages: msgs, Tokens: tok, Summarize: sum})
 		for what, got := range map[string][]*dialog.Message{"sent": res.Messages, "summarised": old} {
 			if p := edgeToolProblem(msgs, got); p != "" || !whole(got) {
@@ -286,12 +258,12 @@ func TestReusedToolCallIDsStayPerTurn(t *testing.T) {
 	for i := range 4 {
 		msgs = append(msgs, edgeMsg(dialog.RoleUser, fmt.Sprint("U", i), 50), edgeCall("call_0"), edgeResult("call_0", 50), edgeMsg(dialog.RoleAssistant, fmt.Sprint("A", i), 50))
 	}
-	res := edgeFit(t, edgeNew(t, map[string]any{"type": "window", "n": 2}), Input{Model: "gpt-4o", Messages: msgs, Tokens: NewCharTokenizer(1)})
+	res := fit(t, mustNew(t, map[string]any{"type": "window", "n": 2}), Input{Model: "gpt-4o", Messages: msgs, Tokens: NewCharTokenizer(1)})
 	n := len(msgs)
 	if want := []*dialog.Message{msgs[0], msgs[n-3], msgs[n-2], msgs[n-1]}; !slices.Equal(res.Messages, want) {
 		t.Errorf("window n=2: sent %s, want S and the last call, result, answer", edgeNames(res.Messages))
 	}
-	res = edgeFit(t, edgeNew(t, map[string]any{"max_tokens": 200, "buffer": 0}), Input{Model: "gpt-4o", Messages: msgs, Tokens: NewCharTokenizer(1)})
+	res = fit(t, mustNew(t, map[string]any{"max_tokens": 200, "buffer": 0}), Input{Model: "gpt-4o", Messages: msgs, Tokens: NewCharTokenizer(1)})
 	// S 50 + A 50 + result 50 + call 7 = 157; U3 does not fit and 43 remain.
 	if want := []*dialog.Message{msgs[0], msgs[n-3], msgs[n-2], msgs[n-1]}; !slices.Equal(res.Messages, want) {
 		t.Errorf("default limit 200: sent %s, want S and the last call, result, answer", edgeNames(res.Messages))
@@ -310,7 +282,7 @@ func TestToolCallUnitNeverCut(t *testing.T) {
 		edgeMsg(dialog.RoleAssistant, "A", 100),
 	}
 	// S + A = 200; the pair (307) does not fit; 150 remain: no cut, and U is not kept past the gap.
-	res := edgeFit(t, edgeNew(t, map[string]any{"max_tokens": 350, "buffer": 0}), Input{Model: "gpt-4o", Messages: msgs, Tokens: NewCharTokenizer(1)})
+	res := fit(t, mustNew(t, map[string]any{"max_tokens": 350, "buffer": 0}), Input{Model: "gpt-4o", Messages: msgs, Tokens: NewCharTokenizer(1)})
 	if want := []*dialog.Message{msgs[0], msgs[4]}; !slices.Equal(res.Messages, want) || res.TokensAfter != 200 {
 		t.Errorf("limit 350: sent %s (%d tokens), want S, A (200)", edgeNames(res.Messages), res.TokensAfter)
 	}
@@ -318,7 +290,7 @@ func TestToolCallUnitNeverCut(t *testing.T) {
 	lone := []*dialog.Message{msgs[0], msgs[1], call, msgs[4]}
 	for _, d := range [][]*dialog.Message{msgs, lone} {
 		for limit := 100; limit <= 600; limit++ {
-			res := edgeFit(t, edgeNew(t, map[string]any{"max_tokens": limit, "buffer": 0}), Input{Model: "gpt-4o", Messages: d, Tokens: NewCharTokenizer(1)})
+			res := fit(t, mustNew(t, map[string]any{"max_tokens": limit, "buffer": 0}), Input{Model: "gpt-4o", Messages: d, Tokens: NewCharTokenizer(1)})
 			if p := edgeDefaultShape(d, res, limit, func() *Tokenizer { return NewCharTokenizer(1) }, "gpt-4o"); p != "" {
 				t.Fatalf("%d messages, limit %d: %s", len(d), limit, p)
 			}
@@ -334,7 +306,7 @@ func TestToolCallUnitNeverCut(t *testing.T) {
 // TestSystemMessageAloneOverBudget checks that a first message over the limit is sent alone, whole (never cut), with accurate token counts and a warning.
 func TestSystemMessageAloneOverBudget(t *testing.T) {
 	msgs := []*dialog.Message{edgeMsg(dialog.RoleSystem, "S", 500), edgeMsg(dialog.RoleUser, "U", 100), edgeMsg(dialog.RoleAssistant, "A", 100)}
-	res := edgeFit(t, edgeNew(t, map[string]any{"max_tokens": 300, "buffer": 0}), Input{Model: "gpt-4o", Messages: msgs, Tokens: NewCharTokenizer(1)})
+	res := fit(t, mustNew(t, map[string]any{"max_tokens": 300, "buffer": 0}), Input{Model: "gpt-4o", Messages: msgs, Tokens: NewCharTokenizer(1)})
 	if !slices.Equal(res.Messages, msgs[:1]) || res.Action != "truncate" || res.TokensBefore != 700 || res.TokensAfter != 500 {
 		t.Errorf("got %s %s %d->%d, want the system message alone, uncut, 700->500", res.Action, edgeNames(res.Messages), res.TokensBefore, res.TokensAfter)
 	}
@@ -347,11 +319,11 @@ func TestSystemMessageAloneOverBudget(t *testing.T) {
 func TestTruncatedExactlyAtBudget(t *testing.T) {
 	msgs := []*dialog.Message{edgeMsg(dialog.RoleSystem, "S", 100), edgeMsg(dialog.RoleUser, "U", 200), edgeMsg(dialog.RoleAssistant, "A", 300)}
 	tok := NewCharTokenizer(1)
-	res := edgeFit(t, edgeNew(t, map[string]any{"max_tokens": 600, "buffer": 0}), Input{Model: "gpt-4o", Messages: msgs, Tokens: tok})
+	res := fit(t, mustNew(t, map[string]any{"max_tokens": 600, "buffer": 0}), Input{Model: "gpt-4o", Messages: msgs, Tokens: tok})
 	if res.Action != "none" || !slices.Equal(res.Messages, msgs) {
 		t.Errorf("exactly at the limit: got %s %s, want unchanged", res.Action, edgeNames(res.Messages))
 	}
-	res = edgeFit(t, edgeNew(t, map[string]any{"max_tokens": 599, "buffer": 0}), Input{Model: "gpt-4o", Messages: msgs, Tokens: tok})
+	res = fit(t, mustNew(t, map[string]any{"max_tokens": 599, "buffer": 0}), Input{Model: "gpt-4o", Messages: msgs, Tokens: tok})
 	if len(res.Messages) != 3 || res.TokensAfter != 599 || tok.CountMessage("gpt-4o", res.Messages[1]) != 199 {
 		t.Errorf("one over: got %s (%d tokens), want U cut to 199 tokens and 599 in all", edgeNames(res.Messages), res.TokensAfter)
 	}
@@ -362,7 +334,7 @@ func TestTruncatedExactlyAtBudget(t *testing.T) {
 	for cpt := 1; cpt <= 3; cpt++ {
 		fresh := func() *Tokenizer { return NewCharTokenizer(cpt) }
 		for limit := 20; limit <= 1300; limit += cpt*cpt - cpt + 1 { // every budget for 1 char/token, a sample for the others
-			res := edgeFit(t, edgeNew(t, map[string]any{"max_tokens": limit, "buffer": 0}), Input{Model: "gpt-4o", Messages: big, Tokens: fresh()})
+			res := fit(t, mustNew(t, map[string]any{"max_tokens": limit, "buffer": 0}), Input{Model: "gpt-4o", Messages: big, Tokens: fresh()})
 			if p := edgeDefaultShape(big, res, limit, fresh, "gpt-4o"); p != "" {
 				t.Fatalf("chars/token %d, limit %d: %s", cpt, limit, p)
 			}
@@ -378,7 +350,7 @@ func TestBudgetBelowBuffer(t *testing.T) {
 	}
 	tok := NewCharTokenizer(1)
 	after := func(maxTokens int) int {
-		return edgeFit(t, edgeNew(t, map[string]any{"max_tokens": maxTokens}), Input{Model: "gpt-4o", Messages: msgs, Tokens: tok}).TokensAfter
+		return fit(t, mustNew(t, map[string]any{"max_tokens": maxTokens}), Input{Model: "gpt-4o", Messages: msgs, Tokens: tok}).TokensAfter
 	}
 	if got := after(1000); got != 500 {
 		t.Errorf("max_tokens 1000, default buffer 5000: sent %d tokens, want 500 (half the budget)", got)
@@ -410,19 +382,19 @@ func TestUnknownModelFallback(t *testing.T) {
 		}
 	}
 	small := []*dialog.Message{{Role: dialog.RoleSystem, Content: "Ты — помощник. 日本語で答えて。"}, {Role: dialog.RoleUser, Content: "Explain BPE tokenization in one line."}}
-	res := edgeFit(t, edgeNew(t, map[string]any{}), Input{Model: "acme/mystery-7b", Messages: small, Tokens: NewTokenizer()})
+	res := fit(t, mustNew(t, map[string]any{}), Input{Model: "acme/mystery-7b", Messages: small, Tokens: NewTokenizer()})
 	if want := edgeCount(NewTokenizer(), "gpt-4o", small); res.TokensBefore != want {
 		t.Errorf("unknown model counted %d tokens, want %d (o200k_base)", res.TokensBefore, want)
 	}
 	big := []*dialog.Message{edgeMsg(dialog.RoleSystem, "S", 100), edgeMsg(dialog.RoleUser, "U", 100000), edgeMsg(dialog.RoleAssistant, "A", 30000)}
-	res = edgeFit(t, edgeNew(t, map[string]any{}), Input{Model: "acme/mystery-7b", Messages: big, Tokens: NewCharTokenizer(1)})
+	res = fit(t, mustNew(t, map[string]any{}), Input{Model: "acme/mystery-7b", Messages: big, Tokens: NewCharTokenizer(1)})
 	if res.TokensAfter != 123000 || !strings.Contains(res.Note, "not a known model") {
 		t.Errorf("default: %d tokens, note %q; want 123000 and a note that the model is unknown", res.TokensAfter, res.Note)
 	}
 	sum := func(context.Context, []*dialog.Message) (*dialog.Message, error) {
 		return &dialog.Message{Role: dialog.RoleUser, Content: "summary"}, nil
 	}
-	res = edgeFit(t, edgeNew(t, map[string]any{"type": "summary"}), Input{Model: "acme/mystery-7b", Messages: big, Tokens: NewCharTokenizer(1), Summarize: sum})
+	res = fit(t, mustNew(t, map[string]any{"type": "summary"}), Input{Model: "acme/mystery-7b", Messages: big, Tokens: NewCharTokenizer(1), Summarize: sum})
 	if res.Action != "summary" || !strings.Contains(res.Note, "not a known model") || !strings.Contains(res.Note, "123000") {
 		t.Errorf("summary: %s, note %q; want a summary against the 123000 fallback limit", res.Action, res.Note)
 	}
@@ -471,7 +443,7 @@ func TestImagesCountedByRule(t *testing.T) {
 		}
 		tok := NewTokenizer()
 		want := 2*MessageOverhead + tok.Count("gpt-4o", msgs[0].Content) + tok.Count("gpt-4o", caption) + ImageTokens(300, 300)
-		res := edgeFit(t, edgeNew(t, map[string]any{"max_tokens": 2000, "buffer": 0}), Input{Model: "openai/gpt-4o", Messages: msgs, Tokens: tok})
+		res := fit(t, mustNew(t, map[string]any{"max_tokens": 2000, "buffer": 0}), Input{Model: "openai/gpt-4o", Messages: msgs, Tokens: tok})
 		if res.Action != "none" || !slices.Equal(res.Messages, msgs) || res.TokensBefore != want {
 			t.Errorf("%s: got %s, %d tokens; want unchanged at %d (255 for the image)", name, res.Action, res.TokensBefore, want)
 		}
@@ -485,7 +457,7 @@ func TestImagesCountedByRule(t *testing.T) {
 		edgeMsg(dialog.RoleAssistant, "A", 100),
 	}
 	// S + A = 200; 200 remain: the caption is cut to 200 - 4 - 34 = 162 characters, the images dropped.
-	res := edgeFit(t, edgeNew(t, map[string]any{"max_tokens": 400, "buffer": 0}), Input{Model: "gpt-4o", Messages: msgs, Tokens: NewCharTokenizer(1)})
+	res := fit(t, mustNew(t, map[string]any{"max_tokens": 400, "buffer": 0}), Input{Model: "gpt-4o", Messages: msgs, Tokens: NewCharTokenizer(1)})
 	if len(res.Messages) != 3 {
 		t.Fatalf("got %s, want S, the cut image message, A", edgeNames(res.Messages))
 	}
@@ -498,7 +470,7 @@ func TestImagesCountedByRule(t *testing.T) {
 		t.Errorf("the input image message was changed")
 	}
 	imageOnly := []*dialog.Message{msgs[0], {Role: dialog.RoleUser, Modality: dialog.ModalityImage, Parts: []dialog.Part{{Type: dialog.PartImage, Image: img}}}, msgs[2]}
-	res = edgeFit(t, edgeNew(t, map[string]any{"max_tokens": 400, "buffer": 0}), Input{Model: "gpt-4o", Messages: imageOnly, Tokens: NewCharTokenizer(1)})
+	res = fit(t, mustNew(t, map[string]any{"max_tokens": 400, "buffer": 0}), Input{Model: "gpt-4o", Messages: imageOnly, Tokens: NewCharTokenizer(1)})
 	if want := []*dialog.Message{msgs[0], msgs[2]}; !slices.Equal(res.Messages, want) {
 		t.Errorf("image-only message over budget: sent %s, want S, A (dropped, not an empty marker)", edgeNames(res.Messages))
 	}
@@ -519,7 +491,7 @@ func TestUnicodeCutOnCharacterBoundary(t *testing.T) {
 		tok := kind.fresh()
 		cuts := 0
 		for limit := 60; limit <= 3000; limit += 53 {
-			res := edgeFit(t, edgeNew(t, map[string]any{"max_tokens": limit, "buffer": 0}), Input{Model: "gpt-4o", Messages: msgs, Tokens: tok})
+			res := fit(t, mustNew(t, map[string]any{"max_tokens": limit, "buffer": 0}), Input{Model: "gpt-4o", Messages: msgs, Tokens: tok})
 			if p := edgeDefaultShape(msgs, res, limit, kind.fresh, "gpt-4o"); p != "" {
 				t.Fatalf("%s, limit %d: %s", kind.name, limit, p)
 			}
@@ -552,7 +524,7 @@ func TestSummaryKeepsNewestWhenTailOverHalf(t *testing.T) {
 			old = o
 			return &dialog.Message{Role: dialog.RoleUser, Content: "summary"}, nil
 		}
-		res := edgeFit(t, edgeNew(t, map[string]any{"type": "summary", "max_tokens": 500, "buffer": 0}),
+		res := fit(t, mustNew(t, map[string]any{"type": "summary", "max_tokens": 500, "buffer": 0}),
 			Input{Model: "gpt-4o", Messages: msgs, Tokens: NewCharTokenizer(1), Summarize: sum})
 		if n := len(res.Messages); n == 0 || res.Messages[n-1] != msgs[len(msgs)-1] {
 			t.Errorf("newest %d tokens: sent %s; the newest message must be sent verbatim", newest, edgeNames(res.Messages))
@@ -580,7 +552,7 @@ func TestSummaryInputFitsBudget(t *testing.T) {
 		last = &dialog.Message{Role: dialog.RoleUser, Content: fmt.Sprint("summary ", calls)}
 		return last, nil
 	}
-	res := edgeFit(t, edgeNew(t, map[string]any{"type": "summary", "max_tokens": 1000, "buffer": 0}),
+	res := fit(t, mustNew(t, map[string]any{"type": "summary", "max_tokens": 1000, "buffer": 0}),
 		Input{Model: "gpt-4o", Messages: msgs, Tokens: tok, Summarize: sum})
 	if len(res.Messages) < 3 || res.Messages[0] != msgs[0] || res.Messages[1] != last || res.TokensAfter > 1000 {
 		t.Errorf("sent %s (%d tokens), want S, the final summary, a recent tail, within 1000", edgeNames(res.Messages), res.TokensAfter)
@@ -593,7 +565,7 @@ func TestSummaryErrorsAndNilSummary(t *testing.T) {
 	for i := range 6 {
 		msgs = append(msgs, edgeMsg(dialog.RoleUser, fmt.Sprint(i), 100))
 	}
-	m := edgeNew(t, map[string]any{"type": "summary", "max_tokens": 500, "buffer": 0})
+	m := mustNew(t, map[string]any{"type": "summary", "max_tokens": 500, "buffer": 0})
 	boom := errors.New("rate limited")
 	res, err := m.Fit(context.Background(), Input{Model: "gpt-4o", Messages: msgs, Tokens: NewCharTokenizer(1),
 		Summarize: func(context.Context, []*dialog.Message) (*dialog.Message, error) { return nil, boom }})
@@ -664,7 +636,7 @@ func TestSharedTokenizerConcurrentFits(t *testing.T) {
 			for mo := range models {
 				j := job{d, c, mo}
 				jobs = append(jobs, j)
-				res := edgeFit(t, edgeNew(t, cfgs[c]), Input{Model: models[mo], Messages: dialogs[d], Tokens: NewTokenizer(), Summarize: sum})
+				res := fit(t, mustNew(t, cfgs[c]), Input{Model: models[mo], Messages: dialogs[d], Tokens: NewTokenizer(), Summarize: sum})
 				want[j] = render(res)
 			}
 		}
@@ -672,7 +644,7 @@ func TestSharedTokenizerConcurrentFits(t *testing.T) {
 	shared := NewTokenizer()
 	mgrs := make([]Manager, len(cfgs))
 	for c := range cfgs {
-		mgrs[c] = edgeNew(t, cfgs[c])
+		mgrs[c] = mustNew(t, cfgs[c])
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -707,7 +679,7 @@ func TestMemoBoundedInLongLoop(t *testing.T) {
 	if a, b := tok.CountMessage("gpt-4o", edgeGlobalMsg), tok.CountMessage("gpt-4o", edgeGlobalMsg); a != b || a != MessageOverhead+len(edgeGlobalMsg.Content) {
 		t.Errorf("package-level message counted %d then %d", a, b)
 	}
-	mgr := edgeNew(t, map[string]any{"max_tokens": 400, "buffer": 0})
+	mgr := mustNew(t, map[string]any{"max_tokens": 400, "buffer": 0})
 	const keep = 40
 	live := []*dialog.Message{edgeGlobalMsg}
 	func() {

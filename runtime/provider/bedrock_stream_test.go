@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,33 +17,14 @@ import (
 	"github.com/lllm-go/lllm/dialog"
 )
 
-// newBedrockStreamFake is a bedrockFake serving InvokeModelWithResponseStream:
-// it records and checks each request as newBedrockFake does, then writes
-// events, each an Anthropic streaming event, as Bedrock's "chunk" events,
-// flushing after each. Before an event, it waits on the channel wait
+// newBedrockStreamFake is a bedrockFake whose reply, to
+// InvokeModelWithResponseStream, is events, each an Anthropic streaming
+// event, sent as Bedrock's "chunk" events and flushed one by one. Before an event, it waits on the channel wait
 // gives it (nil: no wait), so a test can hold the stream until a chunk
 // has reached the caller.
 func newBedrockStreamFake(t *testing.T, wait func(i int) <-chan struct{}, events ...map[string]any) *bedrockFake {
 	t.Helper()
-	f := &bedrockFake{}
-	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		var body map[string]any
-		if err := json.Unmarshal(b, &body); err != nil {
-			t.Errorf("request body is not JSON: %q", b)
-		}
-		f.mu.Lock()
-		f.reqs = append(f.reqs, bedrockRequest{Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
-		f.mu.Unlock()
-		if err := checkSigV4(r, b); err != nil {
-			t.Errorf("%s %s: %v", r.Method, r.URL.Path, err)
-			bedrockError(w, http.StatusForbidden, "InvalidSignatureException", "The request signature we calculated does not match the signature you provided.")
-			return
-		}
-		if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.Path, "/model/") || !strings.HasSuffix(r.URL.Path, "/invoke-with-response-stream") {
-			bedrockError(w, http.StatusNotFound, "UnknownOperationException", "no such operation "+r.Method+" "+r.URL.Path)
-			return
-		}
+	return newBedrockFake(t, func(w http.ResponseWriter) {
 		w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
 		w.Header().Set("X-Amzn-Bedrock-Content-Type", "application/json")
 		w.Header().Set("X-Amzn-Requestid", "req-test")
@@ -73,9 +52,7 @@ func newBedrockStreamFake(t *testing.T, wait func(i int) <-chan struct{}, events
 			}
 			w.(http.Flusher).Flush()
 		}
-	}))
-	t.Cleanup(f.Close)
-	return f
+	})
 }
 
 // anthropicStream is the events of a streamed Anthropic text reply of

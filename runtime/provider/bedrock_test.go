@@ -72,8 +72,9 @@ type bedrockRequest struct {
 	Body   map[string]any
 }
 
-// bedrockFake is a Bedrock Runtime InvokeModel endpoint for anthropic.*
-// models: it records each request and answers with reply.
+// bedrockFake is a Bedrock Runtime endpoint for anthropic.* models
+// (InvokeModel, and InvokeModelWithResponseStream): it records each
+// request, checks its signature and answers with reply.
 type bedrockFake struct {
 	*httptest.Server
 	mu    sync.Mutex
@@ -100,7 +101,8 @@ func newBedrockFake(t *testing.T, reply func(w http.ResponseWriter)) *bedrockFak
 			bedrockError(w, http.StatusForbidden, "InvalidSignatureException", "The request signature we calculated does not match the signature you provided.")
 			return
 		}
-		if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.Path, "/model/") || !strings.HasSuffix(r.URL.Path, "/invoke") {
+		if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.Path, "/model/") ||
+			!strings.HasSuffix(r.URL.Path, "/invoke") && !strings.HasSuffix(r.URL.Path, "/invoke-with-response-stream") {
 			bedrockError(w, http.StatusNotFound, "UnknownOperationException", "no such operation "+r.Method+" "+r.URL.Path)
 			return
 		}
