@@ -50,7 +50,6 @@ func edgeResult(id string, tokens int) *dialog.Message {
 	return &dialog.Message{Role: dialog.RoleTool, Name: "f", ToolCallID: id, Content: edgeText("R"+id, tokens-MessageOverhead)}
 }
 
-
 func edgeCount(tok *Tokenizer, model string, msgs []*dialog.Message) int {
 	n := 0
 	for _, m := range msgs {
