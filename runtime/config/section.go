@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -45,13 +46,19 @@ var yamlLines = regexp.MustCompile(`line \d+: `)
 var unmarshaler = reflect.TypeFor[yaml.Unmarshaler]()
 
 // checkFields reports every key of val, written at path, that the Go type
-// t has no field for, walking structs, slices and maps alike. Types that
-// decode themselves are left to their decoder.
+// t has no field for, and every value that is not of its field's type,
+// walking structs, slices and maps alike. Types that decode themselves are
+// left to their decoder.
 func (c *Config) checkFields(val any, t reflect.Type, path []string, errs *[]*Error) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if reflect.PointerTo(t).Implements(unmarshaler) {
+		return
+	}
+	if want := mismatch(val, t); want != "" {
+		*errs = append(*errs, c.pos.lookup(path...).errorf("%s must be %s, not %s",
+			dotted(path[:len(path)-1], path[len(path)-1]), want, describe(val)))
 		return
 	}
 	switch t.Kind() {
@@ -84,6 +91,54 @@ func (c *Config) checkFields(val any, t reflect.Type, path []string, errs *[]*Er
 			}
 		}
 	}
+}
+
+// mismatch says what a value of type t must be when val is not that, and
+// returns "" when it is (or is null). The durations, numbers, booleans,
+// lists and mappings that YAML decodes into Go's types are checked;
+// strings take any scalar, as yaml.v3 does.
+func mismatch(val any, t reflect.Type) string {
+	if val == nil {
+		return ""
+	}
+	_, isMap := val.(map[string]any)
+	_, isList := val.([]any)
+	switch {
+	case t == reflect.TypeFor[time.Duration]():
+		if s, ok := val.(string); !ok || !validDuration(s) {
+			return `a duration such as "50ms" or "2s"`
+		}
+	case t.Kind() == reflect.Bool:
+		if _, ok := val.(bool); !ok {
+			return "true or false"
+		}
+	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
+		if _, ok := toInt(val); !ok {
+			return "a whole number"
+		}
+	case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
+		if _, ok := toFloat(val); !ok {
+			return "a number"
+		}
+	case t.Kind() == reflect.String:
+		if isMap || isList {
+			return "text"
+		}
+	case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
+		if !isList {
+			return "a list"
+		}
+	case t.Kind() == reflect.Struct || t.Kind() == reflect.Map:
+		if !isMap {
+			return "a mapping (key: value)"
+		}
+	}
+	return ""
+}
+
+func validDuration(s string) bool {
+	_, err := time.ParseDuration(s)
+	return err == nil
 }
 
 // yamlFields are the keys a struct decodes, with their types, as

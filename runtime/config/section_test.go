@@ -53,8 +53,8 @@ func TestDecodeSection(t *testing.T) {
 		t.Errorf("absent section: %v, %+v", err, none)
 	}
 
-	// Every unknown key, however deep, at its place, in file order; type
-	// errors once there are none.
+	// Every unknown key, however deep, at its place, in file order; then a
+	// value of the wrong type, at its place too.
 	c, err = Parse("t.yaml", []byte(`mock:
   replies:
     - txt: hi
@@ -81,7 +81,7 @@ func TestDecodeSection(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = c.DecodeSection("mock", new(testScript))
-	if err == nil || err.Error() != "t.yaml:1:1: mock: unmarshal errors: cannot unmarshal !!str `soon` into time.Duration" {
+	if err == nil || err.Error() != `t.yaml:2:3: mock.latency must be a duration such as "50ms" or "2s", not the string "soon"` {
 		t.Errorf("type error: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lllm-go/lllm/contextmgr"
 	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/runtime/provider/providertest"
 )
@@ -92,3 +93,10 @@ func jsonEqual(t *testing.T, a, b any) bool {
 	}
 	return norm(a) == norm(b)
 }
+
+// mockTokens counts text as the mock does for a model name that is not an
+// OpenAI model's.
+func mockTokens(text string) int { return mockTokenizer.Count("mock", text) }
+
+// mockMessageOverhead is what each message adds to the mock's input count.
+const mockMessageOverhead = contextmgr.MessageOverhead

@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/tmc/langchaingo/llms"
+
+	"github.com/lllm-go/lllm/contextmgr"
+	"github.com/lllm-go/lllm/dialog"
 )
 
 // MockConfig scripts the mock provider ("mock/NAME").
@@ -99,6 +103,7 @@ var mockErrors = map[string]struct {
 // A Mock is safe for concurrent use.
 type Mock struct {
 	cfg   MockConfig
+	model string // "mock/NAME", for the encoding usage is counted with
 	rules []mockRule
 	next  atomic.Int64 // index of the next scripted reply
 
@@ -148,6 +153,9 @@ func NewMock(cfg MockConfig) (*Mock, error) {
 }
 
 func (r MockReply) check() error {
+	if r.Error != "" && (r.Text != "" || len(r.ToolCalls) > 0) {
+		return fmt.Errorf("error %q with text or tool_calls: a reply is one or the other", r.Error)
+	}
 	if r.Error != "" {
 		if _, ok := mockErrors[r.Error]; !ok {
 			names := make([]string, 0, len(mockErrors))
@@ -187,7 +195,7 @@ func (m *Mock) GenerateContent(ctx context.Context, messages []llms.MessageConte
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("mock: %w", err)
 	}
-	h := m.hash(messages, opts.Tools)
+	h := m.hash(messages, opts)
 	if m.cfg.Latency > 0 {
 		t := time.NewTimer(m.cfg.Latency)
 		select {
@@ -201,7 +209,8 @@ func (m *Mock) GenerateContent(ctx context.Context, messages []llms.MessageConte
 		return nil, mockError(ctx, MockReply{Error: "server"})
 	}
 	last := lastUserText(messages)
-	reply, ok := m.scripted(last)
+	afterTools := len(messages) > 0 && messages[len(messages)-1].Role == llms.ChatMessageTypeTool
+	reply, ok := m.scripted(last, afterTools)
 	if !ok {
 		reply = MockReply{Text: m.defaultText(last, h)}
 	}
@@ -222,8 +231,13 @@ func (m *Mock) GenerateContent(ctx context.Context, messages []llms.MessageConte
 }
 
 // scripted picks the reply for a call whose last user message is last.
-func (m *Mock) scripted(last string) (MockReply, bool) {
+// Right after tool results, a rule that asks for tool calls does not
+// answer: it answered the user's message already, and would loop.
+func (m *Mock) scripted(last string, afterTools bool) (MockReply, bool) {
 	for _, r := range m.rules {
+		if afterTools && len(r.reply.ToolCalls) > 0 {
+			continue
+		}
 		if r.match != "" && !strings.Contains(last, r.match) {
 			continue
 		}
@@ -265,7 +279,7 @@ func (m *Mock) defaultText(last string, h uint64) string {
 }
 
 // hash is a hash of the seed and everything the request sends.
-func (m *Mock) hash(messages []llms.MessageContent, tools []llms.Tool) uint64 {
+func (m *Mock) hash(messages []llms.MessageContent, opts llms.CallOptions) uint64 {
 	f := fnv.New64a()
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], uint64(m.cfg.Seed))
@@ -302,11 +316,23 @@ func (m *Mock) hash(messages []llms.MessageContent, tools []llms.Tool) uint64 {
 			}
 		}
 	}
-	for _, t := range tools {
+	for _, t := range opts.Tools {
 		if t.Function != nil {
 			write("f")
 			write(t.Function.Name)
+			write(t.Function.Description)
+			params, _ := json.Marshal(t.Function.Parameters)
+			f.Write(params)
+			f.Write(sep)
 		}
+	}
+	if opts.Model != "" {
+		write("m")
+		write(opts.Model)
+	}
+	if opts.Seed != 0 {
+		write("s")
+		write(strconv.Itoa(opts.Seed))
 	}
 	return f.Sum64()
 }
@@ -314,7 +340,7 @@ func (m *Mock) hash(messages []llms.MessageContent, tools []llms.Tool) uint64 {
 // response builds the langchaingo response for reply.
 func (m *Mock) response(reply MockReply, messages []llms.MessageContent) *llms.ContentResponse {
 	choice := &llms.ContentChoice{Content: reply.Text, StopReason: "stop"}
-	out := mockTokens(reply.Text)
+	out := m.tokens(reply.Text)
 	for i, tc := range reply.ToolCalls {
 		args := []byte("{}")
 		if tc.Arguments != nil {
@@ -326,7 +352,7 @@ func (m *Mock) response(reply MockReply, messages []llms.MessageContent) *llms.C
 			Type:         "function",
 			FunctionCall: &llms.FunctionCall{Name: tc.Name, Arguments: string(args)},
 		})
-		out += mockTokens(tc.Name) + mockTokens(string(args))
+		out += m.tokens(tc.Name) + m.tokens(string(args))
 	}
 	if len(choice.ToolCalls) > 0 {
 		choice.StopReason = "tool_calls"
@@ -334,19 +360,27 @@ func (m *Mock) response(reply MockReply, messages []llms.MessageContent) *llms.C
 	}
 	in := 0
 	for _, mc := range messages {
-		in += mockMessageOverhead
+		in += contextmgr.MessageOverhead
+		var texts []string
 		for _, p := range mc.Parts {
 			switch p := p.(type) {
 			case llms.TextContent:
-				in += mockTokens(p.Text)
+				if p.Text != "" {
+					texts = append(texts, p.Text)
+				}
+			case llms.ImageURLContent:
+				in += imageTokens(&dialog.Image{URL: p.URL})
+			case llms.BinaryContent:
+				in += imageTokens(&dialog.Image{Data: p.Data, MIME: p.MIMEType})
 			case llms.ToolCall:
 				if p.FunctionCall != nil {
-					in += mockTokens(p.FunctionCall.Name) + mockTokens(p.FunctionCall.Arguments)
+					in += m.tokens(p.FunctionCall.Name) + m.tokens(p.FunctionCall.Arguments)
 				}
 			case llms.ToolCallResponse:
-				in += mockTokens(p.Content)
+				in += m.tokens(p.Content)
 			}
 		}
+		in += m.tokens(strings.Join(texts, "\n")) // as dialog.Message.Text joins them
 	}
 	choice.GenerationInfo = map[string]any{
 		"PromptTokens":     in,

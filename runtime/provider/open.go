@@ -483,6 +483,7 @@ func openMock(_ context.Context, model string, cfg Config) (Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.model = "mock/" + model
 	return NewAdapter(m, AdapterConfig{Provider: "mock", Model: model, Prices: cfg.Prices}), nil
 }
 

@@ -1,19 +1,26 @@
 package provider
 
-import "github.com/lllm-go/lllm/contextmgr"
+import (
+	"github.com/lllm-go/lllm/contextmgr"
+	"github.com/lllm-go/lllm/dialog"
+)
 
 // mockTokenizer counts the mock's usage. It is shared and safe for
 // concurrent use; each tiktoken encoding is built once.
 var mockTokenizer = contextmgr.NewTokenizer()
 
-// mockMessageOverhead is what each message adds beyond its content.
-const mockMessageOverhead = contextmgr.MessageOverhead
-
-// mockTokens counts text's tokens as the mock reports them, with the
-// fallback encoding that contextmgr uses for models it does not know.
-func mockTokens(text string) int {
+// tokens counts text's tokens as the mock reports them: with the
+// encoding contextmgr uses for the mock's model name ("mock/gpt-4" counts
+// as gpt-4 does; other names with the fallback encoding).
+func (m *Mock) tokens(text string) int {
 	if text == "" {
 		return 0
 	}
-	return mockTokenizer.Count("mock", text)
+	return mockTokenizer.Count(m.model, text)
+}
+
+// imageTokens is what img costs by contextmgr's image rule.
+func imageTokens(img *dialog.Image) int {
+	return mockTokenizer.CountMessage("mock", &dialog.Message{Parts: []dialog.Part{{Type: dialog.PartImage, Image: img}}}) -
+		contextmgr.MessageOverhead
 }
