@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/internal/jsontext"
@@ -164,6 +165,9 @@ func appendEncodingJSON(b []byte, v any) ([]byte, error) {
 		return b, err
 	}
 	out := buf.Bytes()
+	if !utf8.Valid(out[len(b):]) { // a raw value's invalid UTF-8
+		out = append(out[:len(b):len(b)], bytes.ToValidUTF8(out[len(b):], []byte("\ufffd"))...)
+	}
 	return out[:len(out)-1], nil // drop Encode's newline
 }
 
@@ -587,6 +591,9 @@ func appendContextAction(b []byte, a *ContextAction) []byte {
 // appendRawMessage appends raw compacted, failing when it is not valid
 // JSON, as encoding/json does with a non-nil RawMessage.
 func appendRawMessage(b []byte, raw json.RawMessage) ([]byte, error) {
+	if !utf8.Valid(raw) {
+		raw = bytes.ToValidUTF8(raw, []byte("\ufffd"))
+	}
 	buf := bytes.NewBuffer(b)
 	if err := json.Compact(buf, raw); err != nil {
 		return b, &json.MarshalerError{Type: reflect.TypeFor[json.RawMessage](), Err: err}

@@ -21,7 +21,7 @@ func stdEncode(rec *Record) ([]byte, error) {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	err := enc.Encode(rec)
-	return buf.Bytes(), err
+	return bytes.ToValidUTF8(buf.Bytes(), []byte("\ufffd")), err
 }
 
 // checkEncode compares encodeRecord with encoding/json on rec, appending

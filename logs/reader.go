@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"io"
 	"os"
 	"strconv"
@@ -159,7 +160,7 @@ func (r *Reader) next() (*Record, error) {
 			continue
 		}
 		rec := new(Record)
-		if err := jsonv2.Unmarshal(line, rec); err != nil {
+		if err := jsonv2.Unmarshal(line, rec, readOptions); err != nil {
 			if !whole && r.start != nil {
 				r.warn("skipped a torn last line %d (%d bytes): the run stopped while writing it", r.line, len(line))
 				return nil, io.EOF
@@ -211,6 +212,10 @@ func (r *Reader) checkStart(rec *Record) error {
 	r.start, r.minor = s, minor
 	return nil
 }
+
+// readOptions accept every line the writer writes: raw JSON values (a
+// model's tool arguments) may repeat a name or hold a lone surrogate.
+var readOptions = jsonv2.JoinOptions(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 
 func parseVersion(v string) (major, minor int, ok bool) {
 	a, b, found := strings.Cut(v, ".")

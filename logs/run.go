@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -58,6 +59,7 @@ func Create(root string, start RunStart, opts Options) (*Writer, *Run, error) {
 		return nil, nil, fmt.Errorf("logs: %w", err)
 	}
 	start.RunID = id
+	start.Format, start.Version = FormatName, strconv.Itoa(VersionMajor)+"."+strconv.Itoa(VersionMinor)
 	// Readers tell a run being written from one that stopped without
 	// finishing its log by this lock (Summary.Status, Run.Writing).
 	if err := lockWriting(f); err != nil {
@@ -79,7 +81,7 @@ func Create(root string, start RunStart, opts Options) (*Writer, *Run, error) {
 	}
 	_ = atomicfile.SyncDir(root) // best effort: the run is complete either way
 	// Go on with the caller's sync policy on the same open file.
-	w.owned = true
+	w.owned, w.name = true, filepath.Join(dir, EventsFile)
 	w.setOptions(opts)
 	return w, &Run{ID: id, Dir: dir, Start: &start}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"sync"
@@ -61,6 +62,7 @@ type Writer struct {
 	w       io.Writer
 	file    *os.File // nil when w is not a file
 	owned   bool     // file was opened by Create and is closed by Close
+	name    string   // the log's path, for a Writer from Create
 	seq     int64    // of the last record accepted
 	flushed int64    // seq of the last record handed to the OS
 	size    int64    // bytes handed to the OS so far, to undo a partial write
@@ -82,6 +84,9 @@ type Writer struct {
 	dirty    atomic.Bool
 	stop     chan struct{}
 	stopped  sync.WaitGroup
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // NewWriter starts a log on w by writing start as its first record, before
@@ -193,7 +198,14 @@ type queued struct {
 // queued; see Options.FlushDelay for when it reaches the OS. What rec
 // points to is encoded later and must not change after Write (dialog
 // messages never do); rec itself may.
-func (w *Writer) Write(rec *Record) error {
+func (w *Writer) Write(rec *Record) error { return w.write(rec, false) }
+
+// write is Write; with last, rec is the run_end, its totals are those of
+// the records before it, and no record is accepted after it.
+func (w *Writer) write(rec *Record, last bool) error {
+	if !rec.Kind.known() || !rec.hasPayload() {
+		return fmt.Errorf("logs: refusing a record of kind %q without its payload", rec.Kind)
+	}
 	later := encodable(rec)
 	w.mu.Lock()
 	if w.closed {
@@ -206,6 +218,9 @@ func (w *Writer) Write(rec *Record) error {
 	}
 	rec.Seq = w.seq + 1
 	rec.Time = time.Now().UTC()
+	if last {
+		rec.RunEnd.Totals = w.totalsLocked()
+	}
 	if later {
 		w.queue = append(w.queue, queued{rec: *rec})
 	} else {
@@ -219,6 +234,11 @@ func (w *Writer) Write(rec *Record) error {
 	}
 	w.seq++
 	w.count(rec)
+	if last {
+		w.closed = true // Close hands it over
+		w.mu.Unlock()
+		return nil
+	}
 	switch {
 	case w.delay < 0 || len(w.queue) >= maxQueued:
 		w.mu.Unlock()
@@ -252,12 +272,18 @@ func (w *Writer) Flush() error {
 	batch, first := w.queue, w.flushed+1
 	w.queue, w.spare, w.armed = w.spare[:0], nil, false
 	w.mu.Unlock()
-	err := w.writeBatch(batch, first)
+	lost, err := w.writeBatch(batch, first)
 	clear(batch) // its records may go
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.spare = batch[:0]
 	if err != nil {
+		// Records accepted while the batch was written are lost too.
+		if w.seq > lost {
+			err = fmt.Errorf("logs: writing records %d to %d: %w", lost, w.seq, w.pathErr(err))
+		} else {
+			err = fmt.Errorf("logs: writing record %d: %w", lost, w.pathErr(err))
+		}
 		w.err = err
 	}
 	return err
@@ -267,16 +293,10 @@ func (w *Writer) Flush() error {
 // it to the OS about a megabyte per write. A write that fails part-way is
 // undone, so the log ends on a whole record, and the error names the
 // records lost.
-func (w *Writer) writeBatch(batch []queued, first int64) error {
+func (w *Writer) writeBatch(batch []queued, first int64) (int64, error) {
 	for i := 0; i < len(batch); {
 		from := i
-		lost := func(err error) error {
-			lo, hi := first+int64(from), first+int64(len(batch)-1)
-			if hi > lo {
-				return fmt.Errorf("logs: writing records %d to %d: %w", lo, hi, err)
-			}
-			return fmt.Errorf("logs: writing record %d: %w", lo, err)
-		}
+		lost := func(err error) (int64, error) { return first + int64(from), err }
 		buf := w.buf[:0]
 		for ; i < len(batch) && len(buf) < maxChunk; i++ {
 			if batch[i].line != nil {
@@ -310,7 +330,17 @@ func (w *Writer) writeBatch(batch []queued, first int64) error {
 		w.mu.Unlock()
 		w.dirty.Store(true)
 	}
-	return nil
+	return 0, nil
+}
+
+// pathErr names the run's log in err, not the temporary path it was
+// created under.
+func (w *Writer) pathErr(err error) error {
+	var pe *fs.PathError
+	if w.name != "" && errors.As(err, &pe) {
+		pe.Path = w.name
+	}
+	return err
 }
 
 // count adds an accepted record to the run's totals.
@@ -336,6 +366,10 @@ func (w *Writer) count(rec *Record) {
 func (w *Writer) Totals() Totals {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.totalsLocked()
+}
+
+func (w *Writer) totalsLocked() Totals {
 	t := w.totals
 	t.DurationMS = float64(time.Since(w.start).Microseconds()) / 1e3
 	return t
@@ -357,21 +391,29 @@ func (w *Writer) Seq() int64 {
 // Finish writes the run_end record, with its Totals computed from the
 // records written, and closes the writer.
 func (w *Writer) Finish(end RunEnd) error {
-	end.Totals = w.Totals()
-	err := w.Write(&Record{Kind: KindRunEnd, RunEnd: &end})
-	return errors.Join(err, w.Close())
+	err := w.write(&Record{Kind: KindRunEnd, RunEnd: &end}, true)
+	cerr := w.Close()
+	if err != nil && errors.Is(cerr, err) {
+		return cerr // the same failure, reported once
+	}
+	return errors.Join(err, cerr)
 }
 
 // Close hands the remaining records to the OS, fsyncs the log and, for a
 // Writer from Create, closes its file. Closing twice is a no-op.
 func (w *Writer) Close() error {
 	w.mu.Lock()
-	if w.closed {
-		w.mu.Unlock()
-		return nil
-	}
 	w.closed = true
 	w.mu.Unlock()
+	first := false
+	w.closeOnce.Do(func() { first, w.closeErr = true, w.shutdown() })
+	if !first {
+		return nil
+	}
+	return w.closeErr
+}
+
+func (w *Writer) shutdown() error {
 	if w.timer != nil {
 		w.timer.Stop()
 	}
@@ -379,7 +421,7 @@ func (w *Writer) Close() error {
 	w.stopped.Wait()
 	err := w.Flush()
 	if w.file != nil {
-		err = errors.Join(err, w.file.Sync())
+		err = errors.Join(err, w.pathErr(w.file.Sync()))
 		if w.owned {
 			err = errors.Join(err, w.file.Close())
 		}
