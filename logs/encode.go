@@ -493,6 +493,10 @@ func appendModelCall(b []byte, c *ModelCall) (_ []byte, err error) {
 		b = strconv.AppendInt(b, int64(c.Reply.Index), 10)
 		b = append(b, '}')
 	}
+	if c.Text != "" {
+		b = append(b, `,"text":`...)
+		b = jsontext.AppendString(b, c.Text)
+	}
 	if c.Usage != (dialog.Usage{}) {
 		b = append(b, `,"usage":`...)
 		b = appendUsage(b, &c.Usage)

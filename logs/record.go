@@ -21,7 +21,7 @@ import (
 const (
 	FormatName   = "lllm-go/run-log"
 	VersionMajor = 1
-	VersionMinor = 2
+	VersionMinor = 3
 )
 
 // Kind is the kind of a record. The payload of a record is under the key
@@ -149,7 +149,10 @@ type ModelCall struct {
 	RequestDigest string          `json:"request_digest"`
 	Params        json.RawMessage `json:"params,omitempty"`
 	// Reply points at the message record holding the reply, if one came.
-	Reply     *MessageRef  `json:"reply,omitempty"`
+	Reply *MessageRef `json:"reply,omitempty"`
+	// Text is the reply's text when it went into no dialog (a context
+	// manager's summary), so that a replay can serve it.
+	Text      string       `json:"text,omitempty"`
 	Usage     dialog.Usage `json:"usage,omitzero"`
 	USD       float64      `json:"usd,omitzero"`
 	LatencyMS float64      `json:"latency_ms"`

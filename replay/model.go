@@ -4,14 +4,16 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/pmezard/go-difflib/difflib"
 
 	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/logs"
 	"github.com/lllm-go/lllm/runtime/provider"
 )
 
@@ -74,7 +76,14 @@ func (m *Model) Generate(ctx context.Context, req *provider.Request) (*provider.
 	}
 	c, ok := m.rec.take(pos)
 	if !ok {
-		return nil, m.diverge(&Divergence{Position: pos, Reason: "the recording has no such call",
+		reason := "the recording has no such call"
+		switch end := m.rec.End; {
+		case end == nil:
+			reason = "the recording ends before this call: its log has no run_end (the run was interrupted or its log torn)"
+		case end.Status == logs.StatusCancelled:
+			reason = "the recording ends before this call: the recorded run was cancelled"
+		}
+		return nil, m.diverge(&Divergence{Position: pos, Reason: reason,
 			Diff: requestDiff(nil, req, provider.ShapingFrom(ctx))})
 	}
 	if got := req.Digest(); got != c.Record.RequestDigest {
@@ -85,8 +94,7 @@ func (m *Model) Generate(ctx context.Context, req *provider.Request) (*provider.
 	m.calls++
 	m.mu.Unlock()
 	if e := c.Record.Error; e != nil {
-		return nil, &provider.Error{Provider: c.Record.Provider, Kind: provider.ErrorKind(e.Type), Status: e.Status,
-			Err: errors.New(e.Message)}
+		return nil, recordedError(c.Record.Provider, e)
 	}
 	msg := *c.Reply
 	if req.Stream != nil && msg.Text() != "" {
@@ -96,6 +104,27 @@ func (m *Model) Generate(ctx context.Context, req *provider.Request) (*provider.
 	}
 	return &provider.Response{Message: msg}, nil
 }
+
+// recordedError is a recorded failure as the agent first saw it: the same
+// kind, status, Retry-After and message (which the record keeps whole).
+func recordedError(prov string, e *logs.CallError) error {
+	pe := &provider.Error{Provider: prov, Kind: provider.ErrorKind(e.Type), Status: e.Status,
+		Retry: time.Duration(e.RetryAfterMS * float64(time.Millisecond))}
+	re := &replayedError{msg: strings.TrimPrefix(e.Message, pe.Error()+": ")}
+	if pe.Kind == provider.ErrCancelled {
+		re.cause = context.Canceled
+	}
+	pe.Err = re
+	return pe
+}
+
+type replayedError struct {
+	msg   string
+	cause error
+}
+
+func (e *replayedError) Error() string { return e.msg }
+func (e *replayedError) Unwrap() error { return e.cause }
 
 // diverge keeps d if it is the first divergence and returns the error the
 // call fails with.
@@ -135,6 +164,9 @@ func requestDiff(c *Call, req *provider.Request, shaping *provider.Shaping) stri
 	if c != nil {
 		from = "recorded"
 		a = renderMessages(c.Request)
+		if c.Summary {
+			a = append(a, "(a context manager's call to summarise the oldest of these messages)")
+		}
 		if cx := c.Context; cx != nil {
 			a = append(a, contextLine(cx.Manager, cx.Action, cx.MessagesBefore, cx.MessagesAfter))
 		}
@@ -149,6 +181,11 @@ func requestDiff(c *Call, req *provider.Request, shaping *provider.Shaping) stri
 	}
 	b = append(b, "model: "+req.Model, "params: "+compactJSON(paramsJSON(req.Params)))
 	b = append(b, tail...)
+	if c != nil && slices.Equal(a, b) {
+		// Only the tools or format, which the log keeps as a digest, differ.
+		a = append(a, "tools and format: as recorded (the log keeps only their digest)")
+		b = append(b, "tools and format: as above")
+	}
 	s, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: splitLines(a), B: splitLines(b),
 		FromFile: from, ToFile: "replayed", Context: 2})
 	return s

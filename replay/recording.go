@@ -15,6 +15,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/lllm-go/lllm/dialog"
@@ -36,6 +38,9 @@ type Call struct {
 	Request []*dialog.Message
 	// Context is what the context manager did to Request, if one ran.
 	Context *logs.ContextAction
+	// Summary is set for a context manager's call for a summary, whose
+	// reply went into no dialog.
+	Summary bool
 	// Reply is the recorded reply; nil when the call failed.
 	Reply *dialog.Message
 }
@@ -46,6 +51,8 @@ type Recording struct {
 	Run      *logs.Run
 	Start    *logs.RunStart
 	Warnings []string // from reading the log, e.g. a torn last line
+	// End is the log's run_end; nil when the run did not finish its log.
+	End *logs.RunEnd
 
 	calls []*Call // in log order
 	byPos map[Position]*Call
@@ -84,6 +91,10 @@ func Load(ctx context.Context, run *logs.Run) (*Recording, error) {
 			if err := forest.Apply(ev); err != nil {
 				return nil, fmt.Errorf("replay: %s: record %d: %w", run.Path(), lr.Seq, err)
 			}
+			continue
+		}
+		if lr.Kind == logs.KindRunEnd {
+			rec.End = lr.RunEnd
 			continue
 		}
 		if lr.Kind == logs.KindContext && lr.Context != nil {
@@ -127,6 +138,16 @@ func Load(ctx context.Context, run *logs.Run) (*Recording, error) {
 				c.Reply = rd.At(ref.Index)
 			}
 		}
+		if c.Reply == nil && c.Record.Error == nil && c.Record.Reply == nil {
+			// A reply kept in no dialog (a summary): its text is inline,
+			// since format 1.3.
+			if c.Record.Text == "" && olderThan(start.Version, 1, 3) {
+				return nil, fmt.Errorf("replay: run %s was recorded with log format %s, which does not keep the text of a summary (model call %d at %s); replay needs a run recorded with format 1.3 or newer: run it again", run.ID, start.Version, c.Seq, where(c.Position))
+			}
+			c.Summary = true
+			c.Reply = &dialog.Message{Role: dialog.RoleAssistant, Content: c.Record.Text, Modality: dialog.ModalityText,
+				Usage: c.Record.Usage, USD: c.Record.USD}
+		}
 		if c.Reply == nil && c.Record.Error == nil {
 			return nil, fmt.Errorf("replay: run %s: model call %d at %s has neither a reply nor an error in the log", run.ID, c.Seq, where(c.Position))
 		}
@@ -168,4 +189,13 @@ func where(p Position) string {
 		s += fmt.Sprintf(" (attempt %d)", p.Attempt)
 	}
 	return s
+}
+
+// olderThan reports whether the format version v ("1.2") is older than
+// major.minor.
+func olderThan(v string, major, minor int) bool {
+	a, b, _ := strings.Cut(v, ".")
+	ma, err1 := strconv.Atoi(a)
+	mi, err2 := strconv.Atoi(b)
+	return err1 != nil || err2 != nil || ma < major || ma == major && mi < minor
 }

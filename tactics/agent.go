@@ -102,10 +102,32 @@ type Agent struct {
 	current string
 	calls   int            // model invocations so far, numbering model_call records
 	turns   map[string]int // model calls so far per dialog alias (provider.CallInfo.Turn)
+	shared  *turns         // set by a Session: the run's turns, across sub-sessions
+}
+
+// turns numbers the model calls of a run's agents per agent name and
+// alias, across the sessions of a run.
+type turns struct {
+	mu sync.Mutex
+	n  map[[2]string]int
+}
+
+func (t *turns) next(agent, alias string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.n == nil {
+		t.n = map[[2]string]int{}
+	}
+	k := [2]string{agent, alias}
+	t.n[k]++
+	return t.n[k]
 }
 
 // position numbers the next model call on the dialog alias.
 func (a *Agent) position(alias string) provider.CallInfo {
+	if a.shared != nil {
+		return provider.CallInfo{Agent: a.Name, Dialog: alias, Turn: a.shared.next(a.Name, alias)}
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.turns == nil {
@@ -505,6 +527,8 @@ func (a *Agent) generate(ctx context.Context, work *dialog.Dialog, req *provider
 					return nil, aerr
 				}
 				rec.Reply = &logs.MessageRef{Dialog: work.ID(), Index: work.Len() - 1}
+			} else {
+				rec.Text = reply.Text()
 			}
 			rec.Usage, rec.USD = reply.Usage, reply.USD
 			c.Usage, c.USD = reply.Usage, reply.USD

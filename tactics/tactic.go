@@ -84,6 +84,8 @@ type Session struct {
 	log    Log
 	tactic Tactic
 
+	turns *turns // shared with sub-sessions, so positions stay unique in a run
+
 	mu    sync.Mutex
 	made  map[string]*Agent
 	calls []*CallSession
@@ -92,7 +94,7 @@ type Session struct {
 // NewSession prepares a call of tactic t, registered as name. agents makes
 // a fresh agent for each name the tactic asks for; log may be nil.
 func NewSession(name string, t Tactic, agents map[string]func() *Agent, log Log) *Session {
-	return &Session{ID: newSessionID(), Tactic: name, tactic: t, agents: agents, log: log}
+	return &Session{ID: newSessionID(), Tactic: name, tactic: t, agents: agents, log: log, turns: &turns{}}
 }
 
 func newSessionID() string {
@@ -119,7 +121,7 @@ func (s *Session) Agent(name string) (*Agent, error) {
 		return nil, fmt.Errorf("tactic %s: no agent %q (configured: %s)", s.Tactic, name, strings.Join(names, ", "))
 	}
 	a := mk()
-	a.onCall = s.record
+	a.onCall, a.shared = s.record, s.turns
 	if s.made == nil {
 		s.made = map[string]*Agent{}
 	}
@@ -193,7 +195,7 @@ func (s *Session) Sub(ctx context.Context, name string, params map[string]any, t
 		return nil, err
 	}
 	sub := NewSession(name, t, s.agents, s.log)
-	sub.Parent = s.ID
+	sub.Parent, sub.turns = s.ID, s.turns
 	result, err := sub.Run(ctx, task)
 	for _, c := range sub.Calls() {
 		s.record(c)
