@@ -842,10 +842,9 @@ mock:
 }
 
 // A log cut after some records (a crash; at a record's start, middle and
-// end) replays as far
-// as it goes: every whole call recorded before the cut is served, and the
-// replay stops at the first call after it, saying the recording ends
-// there, not that the request differs.
+// end) replays as far as it goes: every whole call recorded before the
+// cut is served, and the replay stops at the first call after it, saying
+// the recording ends there, not that the request differs.
 func TestEdgeCutLog(t *testing.T) {
 	_, run := recordEdge(t, t.Context(), configFile(t, "debate.yaml"), "Is 0.999... equal to 1?", logs.StatusOK)
 	data, err := os.ReadFile(run.Path())
