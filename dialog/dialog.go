@@ -245,9 +245,9 @@ func putDefaults(opts []PutOption) putConfig {
 	return c
 }
 
-// Append adds a copy of m and returns the stored message.
+// Append adds a deep copy of m and returns the stored message.
 func (d *Dialog) Append(m Message) (*Message, error) {
-	return d.append(&m, "", false, nil)
+	return d.append(m.Clone(), "", false, nil)
 }
 
 // PutText appends text as a message. The dialog's top prompt, with its tools

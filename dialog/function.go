@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -44,7 +46,7 @@ func NewFunction[In, Out any](name, description string, fn func(context.Context,
 	if fn == nil {
 		return nil, fmt.Errorf("dialog: function %q: nil implementation", name)
 	}
-	s, err := jsonschema.For[In](nil)
+	s, err := jsonschema.For[In](schemaOptions)
 	if err != nil {
 		return nil, fmt.Errorf("dialog: function %q: inferring the parameter schema: %w", name, err)
 	}
@@ -54,7 +56,7 @@ func NewFunction[In, Out any](name, description string, fn func(context.Context,
 	}
 	call := func(ctx context.Context, args json.RawMessage) (any, error) {
 		var in In
-		if err := json.Unmarshal(args, &in); err != nil {
+		if err := json.Unmarshal(integralNumbers(args), &in); err != nil {
 			return nil, fmt.Errorf("invalid arguments: %w", err)
 		}
 		return fn(ctx, in)
@@ -80,6 +82,51 @@ func NewFunctionSchema(name, description string, parameters json.RawMessage, fn 
 		return nil, fmt.Errorf("dialog: function %q: parameter schema: %w", name, err)
 	}
 	return newFunction(name, description, buf.Bytes(), s, fn)
+}
+
+// schemaOptions fix the schemas of types that encoding/json decodes
+// differently from their Go shape.
+var schemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[json.RawMessage](): {}, // any JSON value
+	reflect.TypeFor[time.Time](): {Type: "string", Format: "date-time",
+		Pattern: `^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$`},
+}}
+
+// integralNumbers rewrites numbers like 2.0, which JSON Schema counts as
+// integers, as 2 so that they decode into Go integers.
+func integralNumbers(args json.RawMessage) json.RawMessage {
+	if !bytes.Contains(args, []byte(".0")) {
+		return args
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return args
+	}
+	var walk func(any) any
+	walk = func(x any) any {
+		switch t := x.(type) {
+		case map[string]any:
+			for k, e := range t {
+				t[k] = walk(e)
+			}
+		case []any:
+			for i, e := range t {
+				t[i] = walk(e)
+			}
+		case json.Number:
+			if i := strings.IndexByte(string(t), '.'); i > 0 && strings.Trim(string(t[i+1:]), "0") == "" {
+				return t[:i]
+			}
+		}
+		return x
+	}
+	b, err := json.Marshal(walk(v))
+	if err != nil {
+		return args
+	}
+	return b
 }
 
 func newFunction(name, description string, params []byte, s *jsonschema.Schema, fn func(context.Context, json.RawMessage) (any, error)) (*Function, error) {

@@ -171,8 +171,9 @@ func (p *TagParser) compile() {
 	})
 	if err == nil {
 		c.md, err = build(p.MDTags, "Markdown", func(q string) string {
-			// The info string runs to the end of the line and has no backticks.
-			return "(?s)```" + q + "[^\\n`]*\\n(.*?)\\n?```"
+			// The info string runs to the end of the line and has no backticks;
+			// the closing fence starts a line; a CRLF before it is dropped.
+			return "(?ms)```" + q + "[^\\n`]*\\n(.*?)\\r?\\n?^[ \\t]*```"
 		})
 	}
 	if err != nil {

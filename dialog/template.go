@@ -49,8 +49,8 @@ func WithMetadata(md map[string]string) PromptOption {
 
 // NewPrompt builds the prompt at path with the given template and options.
 //
-// In the template, {name} is a variable, where name is letters, digits and
-// underscores not starting with a digit, optionally joined by dots ({a.b} is
+// In the template, {name} is a variable, where name is ASCII letters, digits
+// and underscores not starting with a digit, optionally joined by dots ({a.b} is
 // looked up as the single key "a.b"); {{ and }} are literal braces. Any other
 // brace is a syntax error, reported as a [*TemplateError].
 //
@@ -322,7 +322,7 @@ func braceError(path, src string, i int) error {
 	rest := src[i+1:]
 	if end := strings.IndexAny(rest, "{}\n"); end >= 0 && rest[end] == '}' {
 		return templateError(path, src, i, fmt.Sprintf(
-			"%q is not a variable (names are letters, digits and '_', not starting with a digit, joined by '.'); "+
+			"%q is not a variable (names are ASCII letters, digits and '_', not starting with a digit, joined by '.'); "+
 				`write "{{" and "}}" for literal braces`, src[i:i+1+end+1]))
 	}
 	return templateError(path, src, i, `unmatched "{"; write "{{" for a literal brace`)
