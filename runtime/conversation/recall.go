@@ -89,9 +89,20 @@ func rankArchives(archives []Archive, query string, limit int) []Hit {
 	return hits
 }
 
-// terms splits text into lower-case words of letters and digits.
+// terms splits text into case-folded words of letters and digits.
 func terms(text string) []string {
-	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+	return strings.FieldsFunc(strings.Map(foldRune, text), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 	})
+}
+
+// foldRune maps r to the smallest rune of its case-folding orbit, so that
+// every case of a letter (Σ, σ and final ς; K, k and the Kelvin sign) is
+// one term.
+func foldRune(r rune) rune {
+	m := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		m = min(m, f)
+	}
+	return m
 }

@@ -339,7 +339,9 @@ func (s *Service) Run(ctx context.Context, req RunRequest, emit func(Event) erro
 	if err := s.begin(conv, st); err != nil {
 		return nil, err
 	}
-	defer s.end(conv)
+	var released sync.Once
+	release := func() { released.Do(func() { s.end(conv) }) }
+	defer release()
 
 	// Everything before this turn has been seen by the sender.
 	if err := conv.MarkRead(); err != nil {
@@ -367,6 +369,7 @@ func (s *Service) Run(ctx context.Context, req RunRequest, emit func(Event) erro
 
 	finish := func(ev Event) {
 		ev.Type, ev.Agent, ev.Sender, ev.Guest = "end", st.agent, req.Sender, guest
+		release() // free before the client hears the end: it may send at once
 		_ = emit(ev)
 	}
 	reply, err := s.respond(context.WithValue(ctx, runKey{}, st), st, primary, answering, cwd)

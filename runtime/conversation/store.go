@@ -278,6 +278,7 @@ type Conversation struct {
 	title    string
 	cwd      string
 	readSeq  int64
+	unread   int      // replies stored after readSeq, archived or not
 	guests   []string // guests that spoke, in order of first reply
 }
 
@@ -307,6 +308,7 @@ func (c *Conversation) load() error {
 	}
 	var live []pending
 	var summary *Entry
+	var sinceRead []json.RawMessage // message records after the last read record
 	r := bufio.NewReaderSize(f, 64<<10)
 	var off int64
 	for lineNo := 1; ; lineNo++ {
@@ -354,6 +356,7 @@ func (c *Conversation) load() error {
 				return bad("message")
 			}
 			live = append(live, pending{rec.Seq, rec.Time, rec.Message})
+			sinceRead = append(sinceRead, rec.Message)
 			// Guests are found from the raw record, so archived
 			// messages need not be decoded.
 			if bytes.Contains(rec.Message, []byte(`"agent":`)) {
@@ -378,6 +381,7 @@ func (c *Conversation) load() error {
 				return bad("read")
 			}
 			c.readSeq = *rec.Read
+			sinceRead = sinceRead[:0]
 		case KindCompact:
 			if rec.Compact == nil {
 				return bad("marker")
@@ -392,6 +396,14 @@ func (c *Conversation) load() error {
 		c.log.seq = rec.Seq
 		off += int64(len(line))
 		c.log.size = off
+	}
+	for _, raw := range sinceRead {
+		var m struct {
+			Role dialog.Role `json:"role"`
+		}
+		if jsonv2.Unmarshal(raw, &m) == nil && m.Role == dialog.RoleAssistant {
+			c.unread++
+		}
 	}
 	if summary != nil {
 		c.live = append(c.live, *summary)
@@ -458,6 +470,9 @@ func (c *Conversation) Append(m dialog.Message) (Entry, error) {
 	e := Entry{Seq: rec.Seq, Time: rec.Time, Message: stored}
 	c.live = append(c.live, e)
 	c.noteGuest(stored)
+	if stored.Role == dialog.RoleAssistant {
+		c.unread++
+	}
 	return e, nil
 }
 
@@ -530,24 +545,14 @@ func (c *Conversation) MarkRead() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	last := c.log.seq
-	if c.readSeq >= last || c.unreadLocked() == 0 {
+	if c.readSeq >= last || c.unread == 0 {
 		return nil
 	}
 	if err := c.write(&record{Kind: KindRead, Read: &last}, false); err != nil {
 		return err
 	}
-	c.readSeq = last
+	c.readSeq, c.unread = last, 0
 	return nil
-}
-
-func (c *Conversation) unreadLocked() int {
-	n := 0
-	for i := len(c.live) - 1; i >= 0 && c.live[i].Seq > c.readSeq; i-- {
-		if r := c.live[i].Message.Role; r == dialog.RoleAssistant {
-			n++
-		}
-	}
-	return n
 }
 
 // Participants are the sender, the agent and the guests that spoke.
@@ -561,7 +566,7 @@ func (c *Conversation) Participants() []string {
 func (c *Conversation) Summary() Summary {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := Summary{Agent: c.agent, Sender: c.sender, Title: c.title, Unread: c.unreadLocked(),
+	s := Summary{Agent: c.agent, Sender: c.sender, Title: c.title, Unread: c.unread,
 		Participants: append([]string{c.sender, c.agent}, c.guests...),
 		Messages:     len(c.live), Archives: len(c.archives), CWD: c.cwd}
 	if n := len(c.live); n > 0 {
@@ -666,10 +671,11 @@ func (c *Conversation) ReadArchive(id int) (*ArchiveFile, error) {
 	return &af, nil
 }
 
-// ArchiveMissing reports whether the file of archive a cannot be found.
+// ArchiveMissing reports whether the file of archive a is missing or
+// unreadable, as ReadArchive finds it.
 func (c *Conversation) ArchiveMissing(a Archive) bool {
-	_, err := os.Stat(filepath.Join(c.dir, filepath.FromSlash(a.File)))
-	return err != nil
+	data, err := os.ReadFile(filepath.Join(c.dir, filepath.FromSlash(a.File)))
+	return err != nil || json.Unmarshal(data, new(ArchiveFile)) != nil
 }
 
 // TitleOf is the title a summary or message gives: its first sentence

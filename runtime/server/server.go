@@ -75,6 +75,17 @@ func New(svc *conversation.Service, opts Options) *Server {
 	s.mux.HandleFunc("GET /v1/conversations/{agent}/{sender}/archives", s.archives)
 	s.mux.HandleFunc("GET /v1/conversations/{agent}/{sender}/archives/{id}", s.archive)
 	s.mux.HandleFunc("GET /v1/agents", s.agents)
+	for path, allow := range map[string]string{
+		"/v1/stream": "POST", "/v1/kill": "POST", "/v1/compact": "POST", "/v1/reply": "POST",
+		"/v1/conversations": "GET, HEAD", "/v1/conversations/{agent}/{sender}/messages": "GET, HEAD",
+		"/v1/conversations/{agent}/{sender}/archives": "GET, HEAD", "/v1/conversations/{agent}/{sender}/archives/{id}": "GET, HEAD",
+		"/v1/agents": "GET, HEAD",
+	} {
+		s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s %s: this endpoint takes %s", r.Method, r.URL.Path, allow))
+		})
+	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no endpoint %s %s (see docs/conversations.md)", r.Method, r.URL.Path))
 	})
@@ -188,7 +199,8 @@ type request struct {
 // named in allowed. It writes the error response and returns false when
 // the body is bad.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, req *request, allowed ...string) bool {
-	limit := int64(s.opts.MaxContentBytes) + 16<<10
+	// JSON may spell one content byte in up to six (\u00XX).
+	limit := 6*int64(s.opts.MaxContentBytes) + 16<<10
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -233,7 +245,7 @@ func need(w http.ResponseWriter, req *request, names ...string) bool {
 	var missing []string
 	for _, n := range names {
 		v := map[string]string{"agent": req.Agent, "sender": req.Sender, "content": req.Content}[n]
-		if strings.TrimSpace(v) == "" {
+		if v == "" { // blank content is the service's empty_content
 			missing = append(missing, n)
 		}
 	}
