@@ -26,8 +26,7 @@ type Key struct {
 	// Turn numbers the owner's dialogs with this alias from 1, in the
 	// order they appeared. An agent makes its working copy "ALIAS#1" once
 	// per Respond, so for a working copy Turn is the agent's turn on ALIAS;
-	// a retry "ALIAS#2" of turn 3 has Turn 3 when every earlier turn
-	// needed one too.
+	// a retry "ALIAS#N" has the Turn of the "ALIAS#1" it retries.
 	Turn int `json:"turn"`
 }
 
@@ -47,7 +46,17 @@ func Keys(t *Tree) map[*Node]Key {
 	for _, n := range t.Nodes {
 		oa := [2]string{n.Owner, n.Alias}
 		turns[oa]++
-		keys[n] = Key{Owner: n.Owner, Alias: n.Alias, Turn: turns[oa]}
+		k := Key{Owner: n.Owner, Alias: n.Alias, Turn: turns[oa]}
+		if n.work.n > 1 {
+			// A retry matches the retry of the same turn: that of the
+			// first attempt of its chain (parents come first in Nodes).
+			first := n
+			for first.work.n > 1 {
+				first = first.Parent
+			}
+			k.Turn = keys[first].Turn
+		}
+		keys[n] = k
 	}
 	return keys
 }
@@ -63,8 +72,8 @@ type RunInfo struct {
 type Diff struct {
 	A RunInfo `json:"a"`
 	B RunInfo `json:"b"`
-	// Identical is set when nothing below differs: task, config, dialogs,
-	// messages, tokens and cost.
+	// Identical is set when nothing below differs: tactic, status, task,
+	// config, dialogs, messages, tokens and cost.
 	Identical bool `json:"identical"`
 	// Task is set when the tasks differ; Config lists the differing
 	// settings of the resolved configs, by path, in path order.
@@ -234,7 +243,8 @@ func Compare(a, b *Tree) (*Diff, error) {
 		d.First = &Divergence{Key: keysA[first.na], A: first.na.ID, B: first.nb.ID, Index: first.diff,
 			RoleA: role(ma), RoleB: role(mbm), Diff: messageDiff(ma, mbm, 24)}
 	}
-	d.Identical = d.Task == nil && len(d.Config) == 0 && d.First == nil && len(d.OnlyA) == 0 &&
+	d.Identical = d.A.Tactic == d.B.Tactic && d.A.Status == d.B.Status &&
+		d.Task == nil && len(d.Config) == 0 && d.First == nil && len(d.OnlyA) == 0 &&
 		len(d.OnlyB) == 0 && d.Total.Equal()
 	for i := range d.Dialogs {
 		if !d.Dialogs[i].Same() {
@@ -475,6 +485,12 @@ func (d *Diff) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "identical: %d dialogs, tokens %d, %s\n", len(d.Dialogs), d.Total.A.Total(), USD(d.Total.A.USD))
 		_, err := w.Write(b.Bytes())
 		return err
+	}
+	if d.A.Tactic != d.B.Tactic {
+		fmt.Fprintf(&b, "tactic: %s → %s\n", d.A.Tactic, d.B.Tactic)
+	}
+	if d.A.Status != d.B.Status {
+		fmt.Fprintf(&b, "status: %s → %s\n", d.A.Status, d.B.Status)
 	}
 	if d.Task != nil {
 		fmt.Fprintf(&b, "task: %s → %s\n", short(d.Task.A), short(d.Task.B))

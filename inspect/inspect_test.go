@@ -538,8 +538,8 @@ func TestDiffChangedSystemPrompt(t *testing.T) {
 	if want := "  [system system]\n- You add.\n+ You add numbers.\n+ Carefully."; f.Diff != want {
 		t.Errorf("diff:\n%s\nwant:\n%s", f.Diff, want)
 	}
-	// Turn 3's retry (the 2nd "main#2") is only in A.
-	if len(d.OnlyA) != 1 || d.OnlyA[0].Key != (inspect.Key{Owner: "coder", Alias: "main#2", Turn: 2}) || len(d.OnlyB) != 0 {
+	// Turn 3's retry is only in A.
+	if len(d.OnlyA) != 1 || d.OnlyA[0].Key != (inspect.Key{Owner: "coder", Alias: "main#2", Turn: 3}) || len(d.OnlyB) != 0 {
 		t.Errorf("only A %v, only B %v", d.OnlyA, d.OnlyB)
 	}
 	// Token deltas per matched dialog are B - A of the trees' costs.
@@ -576,7 +576,7 @@ func TestDiffChangedSystemPrompt(t *testing.T) {
 	for _, want := range []string{
 		"first divergence: coder/main turn 1 (A " + a.Nodes[0].ID[:8] + ", B " + b.Nodes[0].ID[:8] + "), message 0\n",
 		"  - You add.\n  + You add numbers.\n",
-		"only in A: coder/main#2 turn 2 [",
+		"only in A: coder/main#2 turn 3 [",
 		"total (model calls)",
 	} {
 		if !strings.Contains(out.String(), want) {

@@ -39,7 +39,8 @@ type Tree struct {
 	// with Options.Messages, else it is nil.
 	Forest *dialog.Forest
 
-	byID map[string]*Node
+	byID    map[string]*Node
+	outside dialog.Cost // model calls of no dialog of the log
 }
 
 // Node is one dialog of a Tree.
@@ -127,9 +128,9 @@ func (t *Tree) Lookup(ref string) []*Node {
 }
 
 // Total is the cost of every model call of the run, from its model_call
-// records.
+// records, those of no dialog included.
 func (t *Tree) Total() dialog.Cost {
-	var c dialog.Cost
+	c := t.outside
 	for _, n := range t.Nodes {
 		c = c.Add(n.CallCost)
 	}
@@ -360,9 +361,13 @@ func (b *builder) message(ev dialog.Event, seq int64) error {
 func (b *builder) modelCall(rec *logs.Record) error {
 	mc := rec.ModelCall
 	n := b.t.byID[rec.Dialog]
-	if mc == nil || n == nil {
+	if mc == nil {
+		return nil
+	}
+	if n == nil {
 		// A model call outside any dialog (or of a dialog this log does
-		// not hold) has no place in the tree.
+		// not hold) has no place in the tree, but counts in Total.
+		b.t.outside = b.t.outside.Add(dialog.Cost{Usage: mc.Usage, USD: mc.USD})
 		return nil
 	}
 	n.Calls++

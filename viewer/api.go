@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -65,6 +66,12 @@ func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) {
 	}
 	runs := make([]runJSON, 0, len(sums))
 	for _, s := range sums {
+		if st, err := os.Lstat(filepath.Join(s.Dir, logs.EventsFile)); err != nil || !st.Mode().IsRegular() {
+			// As for /api/runs/{run}: a symbolic link is not followed.
+			runs = append(runs, runJSON{ID: s.ID, Status: "unreadable",
+				Error: "its " + logs.EventsFile + " is not a regular file (symbolic links are not followed)"})
+			continue
+		}
 		j := newRunJSON(s.ID, s.Status(), s.Start, s.Started, s.End, s.Ended)
 		if s.Err != nil {
 			j.Status, j.Error = "unreadable", s.Err.Error()

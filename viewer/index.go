@@ -30,6 +30,8 @@ type index struct {
 
 	mu       sync.RWMutex
 	info     os.FileInfo // the file as last scanned, to notice a replaced file
+	head     []byte      // the run_start line, to notice a file rewritten in place
+	same     sync.Map    // [2]int64 offsets -> bool: sameMessage's answers
 	scanned  int64       // bytes indexed: the end of the last whole line
 	lines    int         // whole lines indexed
 	pending  int64       // bytes after scanned: a line still being written, or torn
@@ -99,20 +101,23 @@ func (ix *index) update(ctx context.Context) error {
 
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if ix.info != nil && (!os.SameFile(ix.info, st) || st.Size() < ix.scanned) {
-		ix.reset()
-	}
-	if ix.err != nil {
-		return ix.err
-	}
 	f, err := os.Open(ix.path)
 	if err != nil {
 		return fmt.Errorf("viewer: %w", err)
 	}
 	defer f.Close()
+	// A file replaced, shrunk, rewritten in place (cp onto it) or, when it
+	// could not be read, changed in any way, is indexed again.
+	if ix.info != nil && (!os.SameFile(ix.info, st) || st.Size() < ix.scanned || !ix.sameHead(f) ||
+		ix.err != nil && st.Size() != ix.info.Size()) {
+		ix.reset()
+	}
+	if ix.err != nil {
+		return ix.err
+	}
 	if err := ix.scan(ctx, f); err != nil {
 		if ctx.Err() == nil {
-			ix.err = err
+			ix.err, ix.info = err, st
 		}
 		return err
 	}
@@ -120,12 +125,23 @@ func (ix *index) update(ctx context.Context) error {
 	return nil
 }
 
+// sameHead reports whether f still starts with the run_start line indexed.
+func (ix *index) sameHead(f *os.File) bool {
+	if len(ix.head) == 0 {
+		return true
+	}
+	b := make([]byte, len(ix.head))
+	_, err := f.ReadAt(b, 0)
+	return err == nil && bytes.Equal(b, ix.head)
+}
+
 // reset forgets everything indexed, for a file that was replaced or
 // truncated. ix.mu must be held.
 func (ix *index) reset() {
-	ix.info, ix.scanned, ix.lines, ix.pending, ix.records = nil, 0, 0, 0, 0
+	ix.info, ix.head, ix.scanned, ix.lines, ix.pending, ix.records = nil, nil, 0, 0, 0, 0
 	ix.start, ix.started, ix.end, ix.ended = nil, time.Time{}, nil, time.Time{}
 	ix.nodes, ix.roots, ix.messages, ix.warnings, ix.orphans, ix.err = map[string]*node{}, nil, 0, nil, 0, nil
+	ix.same.Clear()
 }
 
 // scan indexes the whole lines from ix.scanned to the end of f.
@@ -254,6 +270,7 @@ func (ix *index) addStart(line []byte) error {
 		return err
 	}
 	ix.start, ix.started = rec.RunStart, rec.Time
+	ix.head = append([]byte(nil), line...)
 	ix.records++
 	return nil
 }
@@ -364,7 +381,16 @@ func (ix *index) outcome(n *node) string {
 		}
 		j := sort.Search(len(canon.msgs), func(j int) bool { return canon.msgs[j].off > n.at })
 		if j < len(canon.msgs) && (next < 0 || canon.msgs[j].off < next) {
-			return "ok"
+			// The call loop appends a kept reply to canon at once: canon's
+			// next message is either this attempt's reply or something else
+			// (the tactic's next prompt after a failed turn).
+			if len(n.msgs) > 0 && ix.sameMessage(n.msgs[len(n.msgs)-1], canon.msgs[j]) {
+				return "ok"
+			}
+			if n.errors > 0 {
+				return "error"
+			}
+			return "failed"
 		}
 		if next >= 0 {
 			if n.errors > 0 {
@@ -380,6 +406,48 @@ func (ix *index) outcome(n *node) string {
 		return "error"
 	}
 	return "failed"
+}
+
+// sameMessage reports whether the message records at a and b have the
+// same sender and content, as the copy of a reply the call loop keeps
+// (which adds its parsed output).
+func (ix *index) sameMessage(a, b span) bool {
+	key := [2]int64{a.off, b.off}
+	if same, ok := ix.same.Load(key); ok {
+		return same.(bool)
+	}
+	same := ix.readSame(a, b)
+	ix.same.Store(key, same)
+	return same
+}
+
+// readSame is sameMessage, read from the file.
+func (ix *index) readSame(a, b span) bool {
+	f, err := os.Open(ix.path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	type msg struct {
+		Message struct {
+			Role    string          `json:"role"`
+			Name    string          `json:"name"`
+			Agent   string          `json:"agent"`
+			Content string          `json:"content"`
+			Parts   json.RawMessage `json:"parts"`
+			Calls   json.RawMessage `json:"function_calls"`
+		} `json:"message"`
+	}
+	var m [2]msg
+	for i, sp := range []span{a, b} {
+		buf := make([]byte, sp.n)
+		if _, err := f.ReadAt(buf, sp.off); err != nil || json.Unmarshal(buf, &m[i]) != nil {
+			return false
+		}
+	}
+	x, y := m[0].Message, m[1].Message
+	return x.Role == y.Role && x.Name == y.Name && x.Agent == y.Agent && x.Content == y.Content &&
+		bytes.Equal(x.Parts, y.Parts) && bytes.Equal(x.Calls, y.Calls)
 }
 
 // status is the run's status: its run_end's; without one, running while a
