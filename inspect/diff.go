@@ -525,16 +525,16 @@ func (d *Diff) WriteText(w io.Writer) error {
 			continue
 		}
 		if !header {
-			fmt.Fprintln(tw, "dialog\tmsgs A→B\ttokens A→B (Δ)\tusd A→B (Δ)\t")
+			fmt.Fprintln(tw, "dialog\tmsgs A→B\ttokens A→B (Δ)\tusd A→B (Δ)")
 			header = true
 		}
 		c := dd.Cost
 		if c.Equal() && !dd.CallCost.Equal() {
 			c = dd.CallCost
 		}
-		fmt.Fprintf(tw, "%s\t%d→%d\t%s\t%s\t\n", dd.Key, dd.MessagesA, dd.MessagesB, tokensDelta(c), usdDelta(c))
+		fmt.Fprintf(tw, "%s\t%d→%d\t%s\t%s\n", dd.Key, dd.MessagesA, dd.MessagesB, tokensDelta(c), usdDelta(c))
 	}
-	fmt.Fprintf(tw, "total (model calls)\t\t%s\t%s\t\n", tokensDelta(d.Total), usdDelta(d.Total))
+	fmt.Fprintf(tw, "total (model calls)\t\t%s\t%s\n", tokensDelta(d.Total), usdDelta(d.Total))
 	if err := tw.Flush(); err != nil {
 		return err
 	}

@@ -242,6 +242,9 @@ func resolve(root, ref string) (string, error) {
 	if st, err := os.Stat(filepath.Join(ref, EventsFile)); err == nil && st.Mode().IsRegular() {
 		return filepath.Clean(ref), nil
 	}
+	if st, err := os.Stat(ref); err == nil && st.Mode().IsRegular() && filepath.Base(ref) == EventsFile {
+		return filepath.Dir(filepath.Clean(ref)), nil
+	}
 	ids, err := runIDs(root)
 	if err != nil {
 		return "", err
@@ -265,9 +268,20 @@ func resolve(root, ref string) (string, error) {
 	case 1:
 		return filepath.Join(root, matches[0]), nil
 	case 0:
-		return "", fmt.Errorf("logs: no run %q under %s (see `lllm runs --log-dir %s`)", ref, root, root)
+		if st, err := os.Stat(ref); err == nil && st.IsDir() {
+			return "", fmt.Errorf("logs: %s is not a run directory: it has no %s (if it is a log root, pass --log-dir %s)", ref, EventsFile, shellQuote(ref))
+		}
+		return "", fmt.Errorf("logs: no run %q under %s (see `lllm runs --log-dir %s`)", ref, root, shellQuote(root))
 	}
 	return "", fmt.Errorf("logs: %q matches %d runs under %s (%s, ...): give more of the id", ref, len(matches), root, strings.Join(matches[:2], ", "))
+}
+
+// shellQuote quotes s for a command to paste into a shell, if it needs it.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`*?[]{}()<>|&;#~!") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // runIDs lists the run directories under root in start order.
@@ -316,6 +330,10 @@ func (s Summary) Status() Status {
 	}
 	return StatusInterrupted
 }
+
+// Summary describes the run from the first and last records of its log,
+// as List does.
+func (r *Run) Summary() Summary { return summarize(r.ID, r.Dir) }
 
 // Writing reports whether a process still writes the run's log: a Writer
 // from Create holds a lock on it until it is closed or its process ends.
@@ -384,9 +402,20 @@ func lastRecord(path string) (*Record, error) {
 			return nil, err
 		}
 		buf = bytes.TrimRight(buf, "\n")
-		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 || off == 0 {
-			return decodeRecord(buf[i+1:])
+		i := bytes.LastIndexByte(buf, '\n')
+		if i < 0 && off > 0 {
+			continue
 		}
+		rec, err := decodeRecord(buf[i+1:])
+		if err == nil || i < 0 {
+			return rec, err
+		}
+		// A last line cut off by a crash: the record before it is the last.
+		j := bytes.LastIndexByte(buf[:i], '\n')
+		if j < 0 && off > 0 {
+			continue
+		}
+		return decodeRecord(buf[j+1 : i])
 	}
 }
 

@@ -235,26 +235,29 @@ func (s *Sweep) eachSample(yield func(sm sample, done bool) bool) {
 
 // Plan is what a run would do, for --dry-run.
 type Plan struct {
-	Name  string
-	Dir   string
-	Shard string
-	Cells []PlanCell
+	Name  string     `json:"name"`
+	Dir   string     `json:"dir"`
+	Shard string     `json:"shard"`
+	Cells []PlanCell `json:"cells"`
 	// Samples, Done and ToRun sum the cells'; Calls estimates the model
 	// calls of ToRun.
-	Samples, Done, ToRun, Calls int
+	Samples int `json:"samples"`
+	Done    int `json:"done"`
+	ToRun   int `json:"to_run"`
+	Calls   int `json:"calls"`
 }
 
 // PlanCell is one cell of a Plan.
 type PlanCell struct {
-	Hash     string
-	Settings Point
-	Samples  int // in the shard
-	Done     int
-	ToRun    int
+	Hash     string `json:"hash"`
+	Settings Point  `json:"settings"`
+	Samples  int    `json:"samples"` // in the shard
+	Done     int    `json:"done"`
+	ToRun    int    `json:"to_run"`
 	// CallsPerSample is the mean of the cell's finished samples, or an
 	// estimate from its tactic's params; Calls = ToRun x CallsPerSample.
-	CallsPerSample float64
-	Calls          int
+	CallsPerSample float64 `json:"calls_per_sample"`
+	Calls          int     `json:"calls"`
 }
 
 // Plan says which cells and samples a run would run and how many model

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -282,8 +283,14 @@ func agentSpecs(ctx context.Context, cfg *config.Config, opts RunOptions) (map[s
 	tokens := contextmgr.NewTokenizer()
 	specs := map[string]*agentSpec{}
 	var errs []error
-	for _, ac := range cfg.Agents {
+	for i, ac := range cfg.Agents {
 		sp, err := newSpec(ctx, cfg, ac, reg, shared, opts, tokens)
+		var pe *paramError
+		if errors.As(err, &pe) {
+			// At the place the key was written, as the config's other problems.
+			errs = append(errs, cfg.AgentErrorf(i, []string{"model_args", pe.key}, "agent %s: %s", ac.Name, pe))
+			continue
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: agent %s: %w", cfg.Path, ac.Name, err))
 			continue
@@ -382,25 +389,35 @@ func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prom
 	return sp, nil
 }
 
-// paramsOf reads model_args into Params; an unknown key is an error.
+// paramError is a problem with the model_args key key.
+type paramError struct{ key, msg string }
+
+func (e *paramError) Error() string { return "model_args: " + e.msg }
+
+// paramsOf reads model_args into Params; an unknown key or a value of the
+// wrong type is a *paramError.
 func paramsOf(args map[string]any) (provider.Params, error) {
 	var p provider.Params
-	known := []string{"max_tokens", "seed", "stop", "temperature", "top_k", "top_p"}
-	for k := range args {
-		if !slices.Contains(known, k) {
-			msg := fmt.Sprintf("model_args: unknown key %q", k)
-			if s := closest(k, known); s != "" {
+	known := map[string]string{"max_tokens": "a whole number", "seed": "a whole number", "stop": "a list of text",
+		"temperature": "a number", "top_k": "a whole number", "top_p": "a number"}
+	names := slices.Sorted(maps.Keys(known))
+	for _, k := range slices.Sorted(maps.Keys(args)) {
+		want, ok := known[k]
+		if !ok {
+			msg := fmt.Sprintf("unknown key %q", k)
+			if s := closest(k, names); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
-			return p, fmt.Errorf("%s; accepted: %s", msg, strings.Join(known, ", "))
+			return p, &paramError{k, fmt.Sprintf("%s; accepted: %s", msg, strings.Join(names, ", "))}
 		}
-	}
-	b, err := json.Marshal(args)
-	if err == nil {
-		err = json.Unmarshal(b, &p)
-	}
-	if err != nil {
-		return p, fmt.Errorf("model_args: %w", err)
+		b, err := json.Marshal(map[string]any{k: args[k]})
+		if err == nil {
+			err = json.Unmarshal(b, &p)
+		}
+		if err != nil {
+			v, _ := json.Marshal(args[k])
+			return p, &paramError{k, fmt.Sprintf("%s must be %s, not %s", k, want, v)}
+		}
 	}
 	return p, nil
 }

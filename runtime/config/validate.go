@@ -83,6 +83,22 @@ func (c *Config) agentPos(i int, key string) pos {
 	return c.pos.lookup("agent_configs", idx)
 }
 
+// AgentErrorf returns a problem at the place agent i's setting at path
+// (such as model_args, temperature) was written: in its entry, else in
+// global, else the entry itself.
+func (c *Config) AgentErrorf(i int, path []string, format string, args ...any) error {
+	entry := append([]string{"agent_configs", strconv.Itoa(i)}, path...)
+	global := append([]string{"global"}, path...)
+	at := c.pos.lookup(entry[:2]...)
+	switch {
+	case c.pos.has(entry...):
+		at = c.pos.lookup(entry...)
+	case c.pos.has(global...):
+		at = c.pos.lookup(global...)
+	}
+	return at.errorf(format, args...)
+}
+
 // where formats a position for "first at ..." notes.
 func where(p pos) string {
 	e := &Error{File: p.file, Line: p.line, Column: p.col}

@@ -48,6 +48,8 @@ func addFormatFlag(cmd *cobra.Command, primary string, v *enumValue) {
 	fs := cmd.Flags()
 	if primary == "format" {
 		fs.VarP(v, "format", "o", usage)
+		fs.Var(v, "output", usage)
+		_ = fs.MarkHidden("output")
 	} else {
 		fs.VarP(v, "output", "o", usage)
 		fs.Var(v, "format", usage)
@@ -98,7 +100,19 @@ func openRun(ctx context.Context, cmd *cobra.Command, opts *options, ref string)
 	if err != nil {
 		return nil, nil, err
 	}
+	noteUnfinished(cmd, run.ID, run.Summary().Status())
 	return run, forest, nil
+}
+
+// noteUnfinished says on stderr that a run has not ended, so that what is
+// shown of it is not taken for the whole run.
+func noteUnfinished(cmd *cobra.Command, id string, status logs.Status) {
+	switch status {
+	case logs.StatusRunning:
+		fmt.Fprintf(cmd.ErrOrStderr(), "lllm: run %s is still running: this is its log so far\n", id)
+	case logs.StatusInterrupted:
+		fmt.Fprintf(cmd.ErrOrStderr(), "lllm: run %s was interrupted: its log ends without a run_end record\n", id)
+	}
 }
 
 // shortID is the first 8 characters of a dialog id, as the tree shows it.

@@ -31,7 +31,9 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/lllm-go/lllm/internal/suggest"
 	"github.com/lllm-go/lllm/logs"
 	// The built-in tactics, for lllm run and lllm validate.
 	_ "github.com/lllm-go/lllm/tactics/builtin"
@@ -174,11 +176,7 @@ one, or "latest".`,
 			if len(args) == 0 {
 				return nil
 			}
-			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
-			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-				msg += fmt.Sprintf(" (did you mean %q?)", s[0])
-			}
-			return &usageError{cmd: cmd, err: errors.New(msg)}
+			return unknownCommand(cmd, args[0])
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cmd.Help()
@@ -186,6 +184,17 @@ one, or "latest".`,
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
+			var names []string
+			cmd.Flags().VisitAll(func(f *pflag.Flag) {
+				if !f.Hidden {
+					names = append(names, f.Name)
+				}
+			})
+			if s, ok := suggest.Closest(name, names); ok {
+				err = fmt.Errorf("%w (did you mean \"--%s\"?)", err, s)
+			}
+		}
 		return &usageError{cmd: cmd, err: err}
 	})
 	root.PersistentFlags().StringVar(&opts.logDir, "log-dir", logs.DefaultRoot, "the log root: the `DIR` holding one directory per run")
@@ -218,6 +227,19 @@ func decorateBuiltins(root *cobra.Command) {
 		switch c.Name() {
 		case "help":
 			c.Example = "  lllm help tree"
+			c.Run = nil
+			c.RunE = func(c *cobra.Command, args []string) error {
+				target, rest, err := root.Find(args)
+				if err != nil {
+					return &usageError{cmd: c, err: err}
+				}
+				if len(rest) > 0 {
+					return unknownCommand(target, rest[0])
+				}
+				target.InitDefaultHelpFlag()
+				target.InitDefaultVersionFlag()
+				return target.Help()
+			}
 		case "completion":
 			c.Example = `  # Load completions into the current bash session
   source <(lllm completion bash)`
@@ -227,9 +249,37 @@ func decorateBuiltins(root *cobra.Command) {
 				}
 				sh.Args = asUsage(sh.Args)
 			}
-			c.Args = asUsage(c.Args)
+			c.Args = func(c *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					return unknownCommand(c, args[0])
+				}
+				return nil
+			}
+			c.RunE = func(c *cobra.Command, args []string) error { return c.Help() }
 		}
 	}
+}
+
+// unknownCommand is the usage error for arg, which names no subcommand of
+// cmd, with the nearest one as a suggestion.
+func unknownCommand(cmd *cobra.Command, arg string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", arg, cmd.CommandPath())
+	if s, ok := suggestCommand(cmd, arg); ok {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return &usageError{cmd: cmd, err: errors.New(msg)}
+}
+
+// suggestCommand returns the subcommand of cmd that arg is likely a typo
+// of, if any.
+func suggestCommand(cmd *cobra.Command, arg string) (string, bool) {
+	var names []string
+	for _, c := range cmd.Commands() {
+		if !c.Hidden && c.Name() != "help" {
+			names = append(names, c.Name())
+		}
+	}
+	return suggest.Closest(arg, names)
 }
 
 // asUsage makes the errors of an argument check usage errors.

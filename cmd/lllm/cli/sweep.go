@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -68,13 +69,18 @@ found before anything runs. See docs/sweeps.md.`,
   # The table again, from disk
   lllm sweep report logs/sweeps/example -o csv`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			switch len(args) {
-			case 0:
+			if len(args) == 0 {
 				return usageErrorf(cmd, "sweep needs a SWEEP.yaml spec (see configs/sweep-example.yaml), or a subcommand: report, merge")
-			case 1:
-				return nil
 			}
-			return usageErrorf(cmd, "sweep takes one SWEEP.yaml, got %d arguments", len(args))
+			if _, err := os.Stat(args[0]); err != nil {
+				if _, typo := suggestCommand(cmd, args[0]); typo {
+					return unknownCommand(cmd, args[0])
+				}
+			}
+			if len(args) > 1 {
+				return usageErrorf(cmd, "sweep takes one SWEEP.yaml, got %d arguments", len(args))
+			}
+			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runSweep(cmd, o, args[0])

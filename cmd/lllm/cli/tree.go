@@ -96,6 +96,7 @@ func runTree(cmd *cobra.Command, o *treeOptions, ref string) error {
 	if err != nil {
 		return err
 	}
+	noteUnfinished(cmd, run.ID, tree.Status)
 	tree.RunID = run.ID
 	sel := inspect.Selection{Depth: o.depth}
 	if o.dialog != "" {

@@ -75,7 +75,9 @@ func runView(cmd *cobra.Command, o *viewOptions) error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		loopback = true
 	}
-	if st, err := os.Stat(o.logDir); err != nil || !st.IsDir() {
+	if st, err := os.Stat(o.logDir); err == nil && !st.IsDir() {
+		return fmt.Errorf("--log-dir %s: not a directory", o.logDir)
+	} else if err != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "lllm: no log root at %s yet: the viewer will list runs once they appear there\n", o.logDir)
 	}
 
