@@ -29,6 +29,8 @@ type Row struct {
 	Fields map[string]any
 	// Line is the row's line in the file, 1-based.
 	Line int
+
+	sum uint64 // rowSum, once the row is read
 }
 
 // maxLine bounds one line of a JSONL dataset.
@@ -56,6 +58,9 @@ func LoadDataset(path string, d DatasetSpec) ([]Row, error) {
 		return nil, fmt.Errorf("dataset %s has no rows", path)
 	}
 	seen := make(map[string]int, len(rows))
+	for i := range rows {
+		rows[i].sum = rowSum(&rows[i])
+	}
 	for _, r := range rows {
 		if l, ok := seen[r.ID]; ok {
 			return nil, fmt.Errorf("%s:%d: id %q is taken by line %d: ids identify rows for resume, so they must be unique", path, r.Line, r.ID, l)
@@ -101,6 +106,9 @@ func readCSV(r io.Reader, path string, d DatasetSpec) ([]Row, error) {
 	header, err := cr.Read()
 	if err != nil {
 		return nil, fmt.Errorf("%s:1: reading the header: %w", path, err)
+	}
+	if len(header) > 0 {
+		header[0] = strings.TrimPrefix(header[0], "\ufeff") // a byte order mark, as Excel writes
 	}
 	var rows []Row
 	for {

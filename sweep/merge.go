@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 )
 
 // Merge combines the shards of a sweep into dir: the finished samples of
@@ -113,6 +115,19 @@ func mergeManifest(dir, src string) error {
 	dm, err := ReadManifest(dir)
 	if err != nil {
 		return writeManifest(dir, sm)
+	}
+	var diffs []string
+	if !slices.Equal(dm.Scorers, sm.Scorers) {
+		diffs = append(diffs, fmt.Sprintf("scorers %v and %v", dm.Scorers, sm.Scorers))
+	}
+	if dm.Rows != sm.Rows || dm.Dataset != "" && sm.Dataset != "" && dm.Dataset != sm.Dataset {
+		diffs = append(diffs, fmt.Sprintf("dataset of %d rows (%s) and of %d rows (%s)", dm.Rows, dm.Dataset, sm.Rows, sm.Dataset))
+	}
+	if dm.Repeats != sm.Repeats {
+		diffs = append(diffs, fmt.Sprintf("repeats %d and %d", dm.Repeats, sm.Repeats))
+	}
+	if len(diffs) > 0 {
+		return fmt.Errorf("cannot merge %s into %s: they are not the same sweep: %s", src, dir, strings.Join(diffs, "; "))
 	}
 	seen := map[string]bool{}
 	for _, c := range dm.Cells {

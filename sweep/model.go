@@ -56,6 +56,7 @@ func (st *sampleState) position(ctx context.Context, digest string) string {
 type model struct {
 	inner    provider.Model
 	name     string // provider/model
+	cacheID  string // name and provider settings, for cache keys
 	provider string
 	x        *execution
 }
@@ -71,13 +72,26 @@ func (m *model) Generate(ctx context.Context, req *provider.Request) (*provider.
 	var key string
 	if x.cache != nil && st != nil && x.cacheable(req) {
 		digest := req.Digest()
-		key = CacheKey(m.name, digest, st.repeat, st.position(ctx, digest))
-		if r, ok := x.cache.Get(key); ok {
-			x.hits.Add(1)
-			st.mu.Lock()
-			st.hits++
-			st.mu.Unlock()
-			return r, nil
+		key = CacheKey(orDefault(m.cacheID, m.name), digest, st.repeat, st.position(ctx, digest))
+		for {
+			if r, ok := x.cache.Get(key); ok {
+				x.hits.Add(1)
+				st.mu.Lock()
+				st.hits++
+				st.mu.Unlock()
+				return r, nil
+			}
+			// One call per key at a time: the others wait for its reply.
+			done, lead := x.flight(key)
+			if lead {
+				defer x.land(key, done)
+				break
+			}
+			select {
+			case <-done:
+			case <-ctx.Done():
+				return nil, &provider.Error{Kind: provider.ErrCancelled, Provider: m.provider, Err: ctx.Err()}
+			}
 		}
 	}
 	permit, err := x.limiter(m.provider).Acquire(ctx)
@@ -119,4 +133,28 @@ func (m *model) Generate(ctx context.Context, req *provider.Request) (*provider.
 		x.cache.Put(key, resp)
 	}
 	return resp, nil
+}
+
+// flight returns the channel closed when the call in flight for key ends,
+// and whether the caller is to make that call (no call was in flight).
+func (x *execution) flight(key string) (chan struct{}, bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if ch, ok := x.flights[key]; ok {
+		return ch, false
+	}
+	if x.flights == nil {
+		x.flights = map[string]chan struct{}{}
+	}
+	ch := make(chan struct{})
+	x.flights[key] = ch
+	return ch, true
+}
+
+// land ends the call in flight for key, once its reply is in the cache.
+func (x *execution) land(key string, ch chan struct{}) {
+	x.mu.Lock()
+	delete(x.flights, key)
+	x.mu.Unlock()
+	close(ch)
 }

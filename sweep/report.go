@@ -84,7 +84,25 @@ func (s *Sweep) Report() (*Report, error) {
 	for _, c := range s.Cells {
 		m.Cells = append(m.Cells, ManifestCell{Hash: c.Hash, Settings: c.Settings})
 	}
-	return buildReport(s.Dir, m, s.records, false)
+	// Only the samples of the spec as it is: its rows, as they are, its
+	// repeats, scored by its scorers.
+	rows := make(map[string]*Row, len(s.Rows))
+	for i := range s.Rows {
+		rows[s.Rows[i].ID] = &s.Rows[i]
+	}
+	keep := func(r *Record) bool {
+		row := rows[r.Row]
+		if row == nil || r.Repeat >= s.Spec.repeats() || r.RowHash != "" && r.RowHash != strconv.FormatUint(rowSum(row), 16) {
+			return false
+		}
+		for _, name := range m.Scorers {
+			if _, ok := r.Scores[name]; !ok {
+				return false
+			}
+		}
+		return true
+	}
+	return buildReport(s.Dir, m, s.records, false, keep)
 }
 
 // LoadReport reads the report of the sweep directory dir from disk: its
@@ -98,16 +116,17 @@ func LoadReport(dir string) (*Report, []string, error) {
 	if err != nil {
 		return nil, warnings, err
 	}
-	rep, err := buildReport(dir, m, recs, true)
+	rep, err := buildReport(dir, m, recs, true, nil)
 	return rep, warnings, err
 }
 
 // buildReport makes the report of the cells of m from the records recs
 // says stand, streaming the samples files of dir past them; with extra,
-// cells that have records but are not in m are added after them. What it
+// cells that have records but are not in m are added after them; with keep,
+// only the records it keeps count. What it
 // keeps per cell is bounded (see cellAgg): the memory a report takes does
 // not grow with the number of samples.
-func buildReport(dir string, m *Manifest, recs *Records, extra bool) (*Report, error) {
+func buildReport(dir string, m *Manifest, recs *Records, extra bool, keep func(*Record) bool) (*Report, error) {
 	rep := &Report{Name: m.Name, Dir: dir, Axes: m.Axes, Scorers: m.Scorers, PassK: m.PassK}
 	aggs := map[string]*cellAgg{}
 	inManifest := map[string]bool{}
@@ -116,6 +135,9 @@ func buildReport(dir string, m *Manifest, recs *Records, extra bool) (*Report, e
 	}
 	var more []string
 	err := recs.each([]string{dir}, func(r *Record, row int32) error {
+		if keep != nil && !keep(r) {
+			return nil
+		}
 		a := aggs[r.Cell]
 		if a == nil {
 			if !inManifest[r.Cell] && !extra {

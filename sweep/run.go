@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -121,34 +122,35 @@ func (s *Sweep) Run(ctx context.Context) (*Report, error) {
 		}
 	}
 
-	work := make(chan sample)
+	// A sample is launched once a slot is free, and only if the budget,
+	// checked then, is not reached: no sample starts past it.
+	slots := make(chan struct{}, x.conc)
 	var wg sync.WaitGroup
-	for range min(x.conc, max(missing, 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for sm := range work {
-				finish(x.runSample(ctx, ropts, sm))
-			}
-		}()
-	}
 	var budgetErr error
 	s.eachSample(func(sm sample, done bool) bool {
 		if done {
 			return true
 		}
-		if budgetErr = x.overBudget(); budgetErr != nil {
-			return false
-		}
 		select {
-		case work <- sm:
-			return true
+		case slots <- struct{}{}:
 		case <-ctx.Done():
 			return false
 		}
+		if budgetErr = x.overBudget(); budgetErr != nil || ctx.Err() != nil {
+			<-slots
+			return false
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			finish(x.runSample(ctx, ropts, sm))
+		}()
+		return true
 	})
-	close(work)
 	wg.Wait()
+	if budgetErr != nil {
+		budgetErr = x.overBudget() // with what the samples in flight spent
+	}
 
 	if fatalErr != nil {
 		return nil, fatalErr
@@ -179,7 +181,8 @@ func (s *Sweep) Run(ctx context.Context) (*Report, error) {
 // writeManifest records the current grid, keeping the cells of earlier
 // grids that are no longer in it.
 func (s *Sweep) writeManifest() error {
-	m := &Manifest{Name: s.Spec.name(), Spec: s.Spec.Path, Tactic: s.base.TacticType, Rows: len(s.Rows), Repeats: s.Spec.repeats(), PassK: s.Spec.passK()}
+	m := &Manifest{Name: s.Spec.name(), Spec: s.Spec.Path, Tactic: s.base.TacticType, Rows: len(s.Rows), Dataset: datasetDigest(s.Rows),
+		Repeats: s.Spec.repeats(), PassK: s.Spec.passK()}
 	for _, a := range s.Spec.Axes {
 		m.Axes = append(m.Axes, a.Path)
 	}
@@ -225,7 +228,7 @@ func contains(xs []string, x string) bool {
 func (x *execution) runSample(ctx context.Context, ropts tactics.RunOptions, sm sample) (*Record, error) {
 	spec := x.s.Spec
 	rec := &Record{Cell: sm.cell.Hash, Row: sm.row.ID, Repeat: sm.repeat, Settings: sm.cell.Settings,
-		Expected: sm.row.Expected, Shard: x.s.opts.Shard.String()}
+		Expected: sm.row.Expected, RowHash: strconv.FormatUint(rowSum(sm.row), 16), Shard: x.s.opts.Shard.String()}
 	for attempt := 0; ; attempt++ {
 		st := &sampleState{repeat: sm.repeat}
 		sctx := withState(ctx, st)
@@ -262,21 +265,30 @@ func (x *execution) runSample(ctx context.Context, ropts tactics.RunOptions, sm 
 		rec.TokensIn, rec.TokensOut = res.Totals.Cost.InputTokens, res.Totals.Cost.OutputTokens
 		rec.Cost = res.Totals.Cost.USD
 		rec.LatencyMS = float64(latency) / float64(time.Millisecond)
-		rec.Scores = make(map[string]float64, len(x.s.scorers))
+		rec.Scores, rec.ScoreErrors = make(map[string]float64, len(x.s.scorers)), nil
 		if res.Status == logs.StatusOK {
 			rec.Status, rec.Error, rec.Retry = "ok", "", false
 			rec.Answer = answerOf(res.Result, spec.Answer)
-			x.score(withState(ctx, st), rec, sm, res.Result)
-			break
-		}
-		rec.Status, rec.Error = "failed", res.Error
-		if timedOut {
-			rec.Error = fmt.Sprintf("timed out after %s: %s", spec.Timeout, res.Error)
+			perr := x.score(withState(ctx, st), rec, sm, res.Result)
+			if ctx.Err() != nil && len(rec.ScoreErrors) > 0 {
+				return nil, nil // stopped while scoring: the sample is not finished
+			}
+			if perr == nil {
+				break
+			}
+			// A scorer's model call failed on the provider: the sample
+			// failed as if its own call had, and a re-run tries it again.
+			rec.Status, rec.Error, rec.Retry = "failed", perr.Error(), true
+		} else {
+			rec.Status, rec.Error = "failed", res.Error
+			if timedOut {
+				rec.Error = fmt.Sprintf("timed out after %s: %s", spec.Timeout, res.Error)
+			}
+			rec.Retry = timedOut || lastErr != nil
 		}
 		for _, sc := range x.s.scorers {
 			rec.Scores[sc.name] = 0
 		}
-		rec.Retry = timedOut || lastErr != nil
 		if !rec.Retry || attempt >= spec.Retries {
 			break
 		}
@@ -314,15 +326,20 @@ type prepared struct {
 }
 
 // score runs every scorer on an answered sample; a scorer that fails
-// scores 0 and its error is kept.
-func (x *execution) score(ctx context.Context, rec *Record, sm sample, result json.RawMessage) {
+// scores 0 and its error is kept. It returns the error of a scorer whose
+// own model call failed on the provider (a judge's), if any.
+func (x *execution) score(ctx context.Context, rec *Record, sm sample, result json.RawMessage) error {
 	st := stateFrom(ctx)
 	st.mu.Lock()
 	before := [2]int{st.calls, st.hits}
 	beforeUSD, beforeTok := st.spentUSD, st.spentTok
 	st.mu.Unlock()
 	in := &Sample{Row: sm.row, Answer: rec.Answer, Result: result, Repeat: sm.repeat}
+	var perr error
 	for _, sc := range x.s.scorers {
+		st.mu.Lock()
+		st.lastErr = nil
+		st.mu.Unlock()
 		v, err := sc.Score(ctx, in)
 		if err != nil {
 			if rec.ScoreErrors == nil {
@@ -330,6 +347,11 @@ func (x *execution) score(ctx context.Context, rec *Record, sm sample, result js
 			}
 			rec.ScoreErrors[sc.name] = err.Error()
 			v = 0
+			st.mu.Lock()
+			if st.lastErr != nil && perr == nil {
+				perr = fmt.Errorf("scorer %s: %w", sc.name, err)
+			}
+			st.mu.Unlock()
 		}
 		rec.Scores[sc.name] = v
 	}
@@ -339,6 +361,7 @@ func (x *execution) score(ctx context.Context, rec *Record, sm sample, result js
 	rec.SpentUSD += st.spentUSD - beforeUSD
 	rec.SpentTokens += st.spentTok - beforeTok
 	st.mu.Unlock()
+	return perr
 }
 
 // answerOf is the text a sample's scorers read: the dotted field of the

@@ -3,6 +3,8 @@ package sweep
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,9 +47,12 @@ type Record struct {
 	// Retry marks a failure of the provider (rate limit, server error,
 	// timeout): a re-run of the sweep tries the sample again. Other
 	// failures are final.
-	Retry       bool               `json:"retry,omitempty"`
-	Answer      string             `json:"answer"`
-	Expected    string             `json:"expected,omitempty"`
+	Retry    bool   `json:"retry,omitempty"`
+	Answer   string `json:"answer"`
+	Expected string `json:"expected,omitempty"`
+	// RowHash is a digest of the row's task and expected answer when the
+	// sample ran: a row changed since is run again.
+	RowHash     string             `json:"row_hash,omitempty"`
 	Scores      map[string]float64 `json:"scores"`
 	ScoreErrors map[string]string  `json:"score_errors,omitempty"`
 	TokensIn    int                `json:"tokens_in"`
@@ -83,13 +88,15 @@ func sampleKey(cell, row string, repeat int) string {
 // reports are aggregated by streaming the samples files past it (see
 // EachRecord).
 type Records struct {
-	mu     sync.Mutex
-	cells  interner
-	rows   interner
-	byKey  map[recKey]recEntry
-	spentU float64
-	spentT int
-	gen    uint32 // the current pass of takes
+	mu      sync.Mutex
+	cells   interner
+	rows    interner
+	byKey   map[recKey]recEntry
+	spentU  float64
+	spentT  int
+	counted map[uint64]struct{} // the records counted in spentU and spentT, by hash
+	scorers interner            // scorer names, numbering the bits of recEntry.scorers
+	gen     uint32              // the current pass of takes
 }
 
 // recKey is a sample: its interned cell and row, and its repeat.
@@ -103,23 +110,38 @@ type recEntry struct {
 	ok       bool   // Status == "ok"
 	retry    bool
 	gen      uint32 // the pass of takes that last took it
+	row      uint64 // RowHash, or 0
+	scorers  uint64 // the scorers the record has a score of, as bits of Records.scorers
 }
 
 // done says whether the sample needs no further run.
 func (e recEntry) done() bool { return e.ok || !e.retry }
 
 // better says whether a should stand for its sample rather than b: a
-// success over a failure, then the earlier, then the smaller hash of its
-// bytes, so that the choice does not depend on the order the records are
-// read in.
+// success over a failure, then the later (a sample runs again only when
+// its row or scorers changed), then the smaller hash of its bytes, so that
+// the choice does not depend on the order the records are read in.
 func better(a, b recEntry) bool {
 	if a.ok != b.ok {
 		return a.ok
 	}
 	if a.finished != b.finished {
-		return a.finished < b.finished
+		return a.finished > b.finished
 	}
 	return a.sum < b.sum
+}
+
+// rowSum is a hash of row's task and expected answer, as RowHash holds
+// it in hexadecimal.
+func rowSum(row *Row) uint64 {
+	if row.sum != 0 {
+		return row.sum
+	}
+	h := fnv.New64a()
+	h.Write([]byte(row.Task))
+	h.Write([]byte{0})
+	h.Write([]byte(row.Expected))
+	return h.Sum64()
 }
 
 // entryOf is the index entry of r, whose raw bytes are set.
@@ -130,6 +152,7 @@ func entryOf(r *Record) recEntry {
 	if !r.Finished.IsZero() {
 		e.finished = r.Finished.UnixNano()
 	}
+	e.row, _ = strconv.ParseUint(r.RowHash, 16, 64)
 	return e
 }
 
@@ -173,13 +196,43 @@ func (rs *Records) add(r *Record) {
 	e := entryOf(r)
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	rs.spentU += r.SpentUSD
-	rs.spentT += r.SpentTokens
+	// A record copied into two files (a merge into a shared directory)
+	// spent once.
+	if _, dup := rs.counted[e.sum]; !dup {
+		if rs.counted == nil {
+			rs.counted = map[uint64]struct{}{}
+		}
+		rs.counted[e.sum] = struct{}{}
+		rs.spentU += r.SpentUSD
+		rs.spentT += r.SpentTokens
+	}
 	k := rs.key(r.Cell, r.Row, r.Repeat)
 	if old, ok := rs.byKey[k]; ok && !better(e, old) {
 		return
 	}
+	for name := range r.Scores {
+		if id := rs.scorers.id(name); id < 64 {
+			e.scorers |= 1 << id
+		}
+	}
 	rs.byKey[k] = e
+}
+
+// fresh says whether e, standing for a sample of row, was made for the row
+// as it is (its RowHash matches, when it has one) and has a score of each
+// of scorers: if not, the sample runs again.
+func (rs *Records) fresh(e recEntry, row *Row, scorers []string) bool {
+	if e.row != 0 && e.row != rowSum(row) {
+		return false
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	for _, name := range scorers {
+		if id := rs.scorers.id(name); id < 64 && e.scorers&(1<<id) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // get returns the entry of the record standing for a sample.
@@ -449,7 +502,18 @@ type Manifest struct {
 	Scorers []string       `json:"scorers"`
 	PassK   []int          `json:"pass_k"`
 	Rows    int            `json:"rows"`
-	Repeats int            `json:"repeats"`
+	// Dataset is a digest of the rows (ids, tasks, expected answers).
+	Dataset string `json:"dataset,omitempty"`
+	Repeats int    `json:"repeats"`
+}
+
+// datasetDigest is the Manifest's Dataset of rows.
+func datasetDigest(rows []Row) string {
+	h := sha256.New()
+	for _, r := range rows {
+		fmt.Fprintf(h, "%q %q %q\n", r.ID, r.Task, r.Expected)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // ManifestCell is one cell of a Manifest.

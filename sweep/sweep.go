@@ -2,6 +2,9 @@ package sweep
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -189,9 +192,24 @@ func (s *Sweep) open(ctx context.Context, name string, pcfg provider.Config) (pr
 		return nil, err
 	}
 	if x := executionFrom(ctx); x != nil {
-		return &model{inner: m, name: name, provider: providerOf(name), x: x}, nil
+		return &model{inner: m, name: name, cacheID: cacheID(name, pcfg), provider: providerOf(name), x: x}, nil
 	}
 	return m, nil
+}
+
+// cacheID names a model in cache keys: its name, and what of its provider
+// config changes its replies (the endpoint, the region, the mock's script).
+func cacheID(name string, pcfg provider.Config) string {
+	b, err := json.Marshal(struct {
+		BaseURL string               `json:"base_url,omitempty"`
+		Region  string               `json:"region,omitempty"`
+		Mock    *provider.MockConfig `json:"mock,omitempty"`
+	}{pcfg.BaseURL, pcfg.Region, pcfg.Mock})
+	if err != nil || string(b) == "{}" {
+		return name
+	}
+	sum := sha256.Sum256(b)
+	return name + "@" + hex.EncodeToString(sum[:8])
 }
 
 func (s *Sweep) models(ctx context.Context, ac config.Agent, pcfg provider.Config) (provider.Model, error) {
@@ -218,6 +236,7 @@ type sample struct {
 // the samples one at a time: a sweep of any size is walked in constant
 // memory.
 func (s *Sweep) eachSample(yield func(sm sample, done bool) bool) {
+	scorers := s.scorerNames()
 	for r := 0; r < s.Spec.repeats(); r++ {
 		for i := range s.Rows {
 			for _, c := range s.Cells {
@@ -225,12 +244,28 @@ func (s *Sweep) eachSample(yield func(sm sample, done bool) bool) {
 				if !s.opts.Shard.Has(c.Hash, row.ID, r) {
 					continue
 				}
-				if !yield(sample{c, row, r}, s.records.Done(c.Hash, row.ID, r)) {
+				if !yield(sample{c, row, r}, s.done(c.Hash, row, r, scorers)) {
 					return
 				}
 			}
 		}
 	}
+}
+
+// done says whether a sample has a final record made for its row as it is
+// and scored by every one of scorers, the spec's.
+func (s *Sweep) done(cell string, row *Row, repeat int, scorers []string) bool {
+	e, ok := s.records.get(cell, row.ID, repeat)
+	return ok && e.done() && s.records.fresh(e, row, scorers)
+}
+
+// scorerNames are the column names of the spec's scorers.
+func (s *Sweep) scorerNames() []string {
+	names := make([]string, len(s.scorers))
+	for i, sc := range s.scorers {
+		names[i] = sc.name
+	}
+	return names
 }
 
 // Plan is what a run would do, for --dry-run.
@@ -362,7 +397,8 @@ type execution struct {
 	consecutive int
 	stopErr     error
 	cancel      context.CancelFunc
-	runners     map[string]*prepared // by cell hash
+	runners     map[string]*prepared     // by cell hash
+	flights     map[string]chan struct{} // cache keys being asked of a model
 }
 
 func (x *execution) cacheable(req *provider.Request) bool {
