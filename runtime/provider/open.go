@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,13 +11,8 @@ import (
 	"strings"
 	"sync"
 
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
-	"github.com/aws/smithy-go/middleware"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/anthropic"
-	"github.com/tmc/langchaingo/llms/bedrock"
 	"github.com/tmc/langchaingo/llms/googleai"
 	"github.com/tmc/langchaingo/llms/ollama"
 	"github.com/tmc/langchaingo/llms/openai"
@@ -361,117 +355,6 @@ func openGoogleAI(_ context.Context, model string, cfg Config) (Model, error) {
 		return googleai.New(ctx, opts...)
 	}
 	return NewAdapter(&lazyLLM{build: build}, AdapterConfig{Provider: "googleai", Model: model, Prices: cfg.Prices, KeyHint: keyHint(env)}), nil
-}
-
-func openBedrock(_ context.Context, model string, cfg Config) (Model, error) {
-	base := baseURL(cfg)
-	if base != "" {
-		if err := checkURL(base, "base URL"); err != nil {
-			return nil, err
-		}
-	}
-	build := func(ctx context.Context) (llms.Model, error) {
-		opts := []func(*config.LoadOptions) error{
-			config.WithRetryMaxAttempts(1), // the agent retries, not the SDK
-		}
-		if cfg.Region != "" {
-			opts = append(opts, config.WithRegion(cfg.Region))
-		}
-		awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
-		if err != nil {
-			return nil, fmt.Errorf("loading the AWS config: %w", err)
-		}
-		// The SDK builds its own client, with what the AWS config asks
-		// of it (a CA bundle from AWS_CA_BUNDLE, which it cannot add to
-		// any other client); ours goes over its transport.
-		hc := cfg.HTTPClient
-		if bc, ok := awsCfg.HTTPClient.(*awshttp.BuildableClient); ok && hc == nil {
-			hc = &http.Client{Transport: bc.GetTransport(), Timeout: bc.GetTimeout()}
-		}
-		awsCfg.HTTPClient = wrapClient(hc, &transport{signed: true})
-		rt := bedrockruntime.NewFromConfig(awsCfg, func(o *bedrockruntime.Options) {
-			if base != "" {
-				o.BaseEndpoint = &base
-			}
-			o.APIOptions = append(o.APIOptions, bedrockEdits, bedrockStopReason)
-		})
-		return bedrock.New(bedrock.WithClient(rt), bedrock.WithModel(model))
-	}
-	return NewAdapter(&lazyLLM{build: build}, AdapterConfig{Provider: "bedrock", Model: model, Prices: cfg.Prices,
-		KeyHint: "the AWS credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE) and the region"}), nil
-}
-
-// bedrockEdits applies the call's body edits to the JSON body of an
-// InvokeModel request for an Anthropic model, before the SDK signs it.
-// Other model families have other bodies, and are sent as langchaingo
-// builds them.
-func bedrockEdits(stack *middleware.Stack) error {
-	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("lllmBodyEdits",
-		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-			st := callStateFrom(ctx)
-			if st == nil || len(st.edits) == 0 {
-				return next.HandleInitialize(ctx, in)
-			}
-			edit := func(model *string, body []byte) ([]byte, error) {
-				if model == nil || !strings.Contains(*model, "anthropic") {
-					return body, nil
-				}
-				return editJSON(body, st.edits)
-			}
-			var err error
-			switch p := in.Parameters.(type) {
-			case *bedrockruntime.InvokeModelInput:
-				c := *p
-				c.Body, err = edit(c.ModelId, c.Body)
-				in.Parameters = &c
-			case *bedrockruntime.InvokeModelWithResponseStreamInput:
-				c := *p
-				c.Body, err = edit(c.ModelId, c.Body)
-				in.Parameters = &c
-			}
-			if err != nil {
-				return middleware.InitializeOutput{}, middleware.Metadata{}, fmt.Errorf("provider: editing the request body: %w", err)
-			}
-			return next.HandleInitialize(ctx, in)
-		}), middleware.Before)
-}
-
-// bedrockStopReason keeps a reply langchaingo would drop: given an
-// Anthropic model's reply that stopped for any reason but the end of its
-// turn, a stop sequence or a tool call (max_tokens, for one), langchaingo
-// returns an error and loses the text. This reads the reason into the
-// call's state, for the adapter's FinishReason, and hands langchaingo the
-// reply as if the turn had ended.
-func bedrockStopReason(stack *middleware.Stack) error {
-	return stack.Deserialize.Add(middleware.DeserializeMiddlewareFunc("lllmStopReason",
-		func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
-			out, md, err := next.HandleDeserialize(ctx, in)
-			res, ok := out.Result.(*bedrockruntime.InvokeModelOutput)
-			st := callStateFrom(ctx)
-			if err != nil || !ok || st == nil {
-				return out, md, err
-			}
-			var reply struct {
-				Type       string `json:"type"`
-				StopReason string `json:"stop_reason"`
-			}
-			if json.Unmarshal(res.Body, &reply) != nil || reply.Type != "message" {
-				return out, md, nil // not an Anthropic model's reply
-			}
-			switch reply.StopReason {
-			case "", "end_turn", "stop_sequence", "tool_use":
-				return out, md, nil
-			}
-			body, err := editJSON(res.Body, []edit{{path: []string{"stop_reason"}, value: []byte(`"end_turn"`)}})
-			if err != nil {
-				return out, md, nil
-			}
-			c := *res
-			c.Body = body
-			out.Result = &c
-			st.setWire(func(w *wireReply) { w.finish = reply.StopReason })
-			return out, md, nil
-		}), middleware.Before) // outermost: the result is decoded by then
 }
 
 func openMock(_ context.Context, model string, cfg Config) (Model, error) {

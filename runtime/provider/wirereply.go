@@ -1,0 +1,195 @@
+package provider
+
+// What the transport reads of a reply on the wire because langchaingo's
+// clients lose it: Gemini's usage, OpenAI's refusals and in-stream errors,
+// Anthropic's empty replies (and, in bedrock.go, Bedrock's stop reason).
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/lllm-go/lllm/dialog"
+)
+
+// wireReply is what was read of a reply on the wire because the client
+// loses it.
+type wireReply struct {
+	usage  *dialog.Usage // googleai: the usage of a reply's last part
+	finish string        // bedrock: a stop reason langchaingo takes for an error
+	// openai: a refusal (message.refusal, delta.refusal), which
+	// langchaingo does not read, and an error event inside a stream,
+	// which it skips.
+	refusal, streamErr string
+}
+
+// setWire notes what set changes of the reply's wireReply.
+func (st *callState) setWire(set func(*wireReply)) {
+	st.mu.Lock()
+	set(&st.wire)
+	st.mu.Unlock()
+}
+
+// wireReply returns what was read of the reply on the wire.
+func (st *callState) wireReply() wireReply {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.wire
+}
+
+// usageTap keeps a Gemini response body as it is read and, at its end,
+// notes the last usageMetadata it holds: a generateContent body is one
+// response, a streamGenerateContent body a JSON array of them, whose
+// counts are running totals.
+type usageTap struct {
+	io.ReadCloser
+	st   *callState
+	buf  bytes.Buffer
+	once sync.Once
+}
+
+func (u *usageTap) Read(p []byte) (int, error) {
+	n, err := u.ReadCloser.Read(p)
+	u.buf.Write(p[:n])
+	if err == io.EOF {
+		u.once.Do(u.note)
+	}
+	return n, err
+}
+
+func (u *usageTap) Close() error {
+	u.once.Do(u.note)
+	return u.ReadCloser.Close()
+}
+
+func (u *usageTap) note() {
+	type meta struct {
+		UsageMetadata *struct {
+			PromptTokenCount, CachedContentTokenCount, CandidatesTokenCount, ThoughtsTokenCount int
+		} `json:"usageMetadata"`
+	}
+	body := bytes.TrimSpace(u.buf.Bytes())
+	var resps []meta
+	if bytes.HasPrefix(body, []byte("[")) {
+		// Element by element: a stream cut short still gives its whole ones.
+		dec := json.NewDecoder(bytes.NewReader(body))
+		_, _ = dec.Token()
+		for dec.More() {
+			var m meta
+			if dec.Decode(&m) != nil {
+				break
+			}
+			resps = append(resps, m)
+		}
+	} else {
+		var m meta
+		if json.Unmarshal(body, &m) == nil {
+			resps = append(resps, m)
+		}
+	}
+	for i := len(resps) - 1; i >= 0; i-- {
+		if m := resps[i].UsageMetadata; m != nil {
+			usage := dialog.Usage{
+				InputTokens:       m.PromptTokenCount,
+				CachedInputTokens: m.CachedContentTokenCount,
+				OutputTokens:      m.CandidatesTokenCount + m.ThoughtsTokenCount,
+				ReasoningTokens:   m.ThoughtsTokenCount,
+			}
+			u.st.setWire(func(w *wireReply) { w.usage = &usage })
+			return
+		}
+	}
+}
+
+// tapReply reads what langchaingo loses of a successful reply. openai: a
+// refusal, and an error event inside a stream. anthropic: a reply without
+// content blocks (a refusal, an empty end_turn), which langchaingo takes
+// for an error: it is handed one empty text block instead.
+func tapReply(style wireStyle, resp *http.Response, st *callState) error {
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		if style == wireOpenAI {
+			resp.Body = &sseTap{ReadCloser: resp.Body, st: st}
+		}
+		return nil
+	}
+	if style == wireOpenAI && !st.structured {
+		return nil // a refusal comes with structured outputs
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return err
+	}
+	switch style {
+	case wireOpenAI:
+		var r struct {
+			Choices []struct {
+				Message struct{ Refusal string } `json:"message"`
+			} `json:"choices"`
+		}
+		if json.Unmarshal(body, &r) == nil && len(r.Choices) > 0 && r.Choices[0].Message.Refusal != "" {
+			st.setWire(func(w *wireReply) { w.refusal = r.Choices[0].Message.Refusal })
+		}
+	case wireAnthropic:
+		var r struct {
+			Content []json.RawMessage `json:"content"`
+		}
+		if json.Unmarshal(body, &r) == nil && r.Content != nil && len(r.Content) == 0 {
+			if b, err := editJSON(body, []edit{{path: []string{"content"}, value: []byte(`[{"type":"text","text":""}]`)}}); err == nil {
+				body = b
+			}
+		}
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	resp.ContentLength = int64(len(body))
+	return nil
+}
+
+// sseTap notes, line by line, the refusal and error events of an OpenAI
+// stream as langchaingo reads it.
+type sseTap struct {
+	io.ReadCloser
+	st   *callState
+	line []byte
+}
+
+func (s *sseTap) Read(p []byte) (int, error) {
+	n, err := s.ReadCloser.Read(p)
+	for b := p[:n]; len(b) > 0; {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			s.line = append(s.line, b...)
+			break
+		}
+		s.note(append(s.line, b[:i]...))
+		s.line, b = s.line[:0], b[i+1:]
+	}
+	return n, err
+}
+
+func (s *sseTap) note(line []byte) {
+	data, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data:"))
+	if !ok || !bytes.Contains(data, []byte(`"error"`)) && !bytes.Contains(data, []byte(`"refusal":"`)) {
+		return
+	}
+	var ev struct {
+		Error   *struct{ Type, Message string } `json:"error"`
+		Choices []struct {
+			Delta struct{ Refusal string } `json:"delta"`
+		} `json:"choices"`
+	}
+	if json.Unmarshal(data, &ev) != nil {
+		return
+	}
+	s.st.setWire(func(w *wireReply) {
+		if ev.Error != nil {
+			w.streamErr = ev.Error.Type + ": " + ev.Error.Message
+		}
+		if len(ev.Choices) > 0 {
+			w.refusal += ev.Choices[0].Delta.Refusal
+		}
+	})
+}
