@@ -58,9 +58,9 @@ type AdapterConfig struct {
 //     For mistral it renames seed to random_seed and removes
 //     stream_options, which Mistral rejects.
 //   - anthropic: temperature is removed when unset; top_p and top_k are
-//     sent when set (langchaingo drops a 0). max_tokens is required by the API: unset, langchaingo sends
-//     2048. There is no seed, and Format is not enforced (the prompt's
-//     parser still checks the reply).
+//     sent when set (langchaingo drops a 0). max_tokens is required by
+//     the API: unset, langchaingo sends 2048. There is no seed, and Format
+//     is not enforced (the prompt's parser still checks the reply).
 //   - ollama (native API): options.temperature is removed when unset (it
 //     would be 0); Format is sent as the "format" JSON schema. The native
 //     API has no tools: a request with tools is an ErrBadRequest, and tool
@@ -77,9 +77,8 @@ type AdapterConfig struct {
 //     before the AWS SDK signs it; other model families are sent as
 //     langchaingo builds them. A reply that stopped at max_tokens keeps
 //     its text and finish reason (langchaingo alone returns an error).
-//     Format is not enforced. Cost is looked up
-//     by the vendor's model name ("claude-sonnet-4-5" for
-//     "us.anthropic.claude-sonnet-4-5-20250929-v1:0").
+//     Format is not enforced. Cost is looked up by the vendor's model name
+//     ("claude-sonnet-4-5" for "us.anthropic.claude-sonnet-4-5-20250929-v1:0").
 //
 // Images are sent as data-URL image parts, except to anthropic, googleai,
 // ollama and bedrock, whose langchaingo clients accept only binary parts
@@ -192,6 +191,18 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 	if w.streamErr != "" {
 		return nil, classify(ctx, a.cfg.Provider, fmt.Errorf("error event in the stream: %s", w.streamErr), nil, nil)
 	}
+	a.fromWire(out, w, model)
+	if req.Stream != nil && !streaming && out.Message.Content != "" {
+		if err := req.Stream(ctx, Chunk{Text: out.Message.Content}); err != nil {
+			return nil, &Error{Kind: ErrCancelled, Provider: a.cfg.Provider, Err: fmt.Errorf("stream: %w", err)}
+		}
+	}
+	return out, nil
+}
+
+// fromWire completes out with what the transport read of the reply on
+// the wire because the client loses it (see wireReply).
+func (a *Adapter) fromWire(out *Response, w wireReply, model string) {
 	if w.finish != "" {
 		out.FinishReason = w.finish
 	}
@@ -206,12 +217,6 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 		out.Message.Usage = *w.usage
 		out.Message.USD = Cost(a.qualified(model), *w.usage, a.cfg.Prices)
 	}
-	if req.Stream != nil && !streaming && out.Message.Content != "" {
-		if err := req.Stream(ctx, Chunk{Text: out.Message.Content}); err != nil {
-			return nil, &Error{Kind: ErrCancelled, Provider: a.cfg.Provider, Err: fmt.Errorf("stream: %w", err)}
-		}
-	}
-	return out, nil
 }
 
 // generateContent calls the langchaingo model, turning a panic of its
