@@ -100,9 +100,8 @@ type Agent struct {
 	onCall  func(*CallSession) // set by the tactic Session that made the agent
 	dialogs map[string]*dialog.Dialog
 	current string
-	calls   int            // model invocations so far, numbering model_call records
-	turns   map[string]int // model calls so far per dialog alias (provider.CallInfo.Turn)
-	shared  *turns         // set by a Session: the run's turns, across sub-sessions
+	calls   int    // model invocations so far, numbering model_call records
+	turns   *turns // numbers its calls per alias; a Session shares the run's
 }
 
 // turns numbers the model calls of a run's agents per agent name and
@@ -125,16 +124,13 @@ func (t *turns) next(agent, alias string) int {
 
 // position numbers the next model call on the dialog alias.
 func (a *Agent) position(alias string) provider.CallInfo {
-	if a.shared != nil {
-		return provider.CallInfo{Agent: a.Name, Dialog: alias, Turn: a.shared.next(a.Name, alias)}
-	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	if a.turns == nil {
-		a.turns = map[string]int{}
+		a.turns = &turns{}
 	}
-	a.turns[alias]++
-	return provider.CallInfo{Agent: a.Name, Dialog: alias, Turn: a.turns[alias]}
+	t := a.turns
+	a.mu.Unlock()
+	return provider.CallInfo{Agent: a.Name, Dialog: alias, Turn: t.next(a.Name, alias)}
 }
 
 // Open starts a dialog under alias, seeded with the system prompt rendered

@@ -121,7 +121,7 @@ func (s *Session) Agent(name string) (*Agent, error) {
 		return nil, fmt.Errorf("tactic %s: no agent %q (configured: %s)", s.Tactic, name, strings.Join(names, ", "))
 	}
 	a := mk()
-	a.onCall, a.shared = s.record, s.turns
+	a.onCall, a.turns = s.record, s.turns
 	if s.made == nil {
 		s.made = map[string]*Agent{}
 	}
