@@ -169,11 +169,12 @@ func Parse(name string, data []byte, readFile func(string) ([]byte, error)) (*Co
 	l := &loader{readFile: readFile}
 	d, err := l.resolve(name, data, nil)
 	if err != nil {
-		return nil, err
+		return nil, l.join(err)
 	}
 	c := &Config{Path: name, Files: l.files, Base: d.base, tree: d.tree, pos: d.pos}
-	if err := c.derive(); err != nil {
-		return nil, err
+	l.errs = append(l.errs, c.problems()...)
+	if len(l.errs) > 0 {
+		return nil, l.join(nil)
 	}
 	return c, nil
 }

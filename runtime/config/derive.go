@@ -12,9 +12,36 @@ import (
 // derive sets c's fields from c.tree, checking the type of every known
 // field. It reports all type errors at once.
 func (c *Config) derive() error {
+	if errs := c.problems(); len(errs) > 0 {
+		return errors.Join(sortedErrors(errs)...)
+	}
+	return nil
+}
+
+// problems sets c's fields as derive does and returns every problem.
+func (c *Config) problems() []*Error {
 	var errs []*Error
 	bad := func(p pos, format string, args ...any) { errs = append(errs, p.errorf(format, args...)) }
 	tree := c.tree
+	// finite reports the NaNs and infinities of a free-form value, which
+	// the run log (JSON) cannot record.
+	var finite func(v any, path []string)
+	finite = func(v any, path []string) {
+		switch v := v.(type) {
+		case float64:
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				bad(c.pos.lookup(path...), "%s must be a finite number, not %v (a run log cannot record it)", dotted(path[:len(path)-1], path[len(path)-1]), v)
+			}
+		case map[string]any:
+			for _, k := range sortedKeys(v) {
+				finite(v[k], append(slices.Clip(path), k))
+			}
+		case []any:
+			for i, x := range v {
+				finite(x, append(slices.Clip(path), strconv.Itoa(i)))
+			}
+		}
+	}
 
 	str := func(m map[string]any, path []string, key string) string {
 		v, ok := m[key]
@@ -37,6 +64,7 @@ func (c *Config) derive() error {
 			bad(c.pos.lookup(append(path, key)...), "%s must be a mapping, not %s", dotted(path, key), describe(v))
 			return nil
 		}
+		finite(fm, append(slices.Clip(path), key))
 		return copyMap(fm)
 	}
 	integer := func(m map[string]any, path []string, key string) *int {
@@ -134,7 +162,7 @@ func (c *Config) derive() error {
 		bad(c.pos.lookup("agent_configs"), "agent_configs must be a list of agents, not %s", describe(list))
 	}
 	if len(errs) > 0 {
-		return errors.Join(sortedErrors(errs)...)
+		return errs
 	}
 	// Both halves are type-checked, so merging cannot add errors.
 	for _, m := range entries {

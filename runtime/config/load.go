@@ -2,14 +2,17 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -134,6 +137,7 @@ type doc struct {
 type loader struct {
 	readFile func(string) ([]byte, error)
 	files    []string
+	errs     []*Error // problems that do not stop the resolution, in chain order
 }
 
 // resolve parses data as file name and merges it over its base chain.
@@ -150,6 +154,9 @@ func (l *loader) resolve(name string, data []byte, chain []string) (doc, error) 
 	if err != nil {
 		return doc{}, err
 	}
+	if len(cv.dups) > 0 {
+		return doc{}, errors.Join(sortedErrors(cv.dups)...)
+	}
 	var tree map[string]any
 	switch v := v.(type) {
 	case nil:
@@ -160,9 +167,7 @@ func (l *loader) resolve(name string, data []byte, chain []string) (doc, error) 
 	default:
 		return doc{}, pt.at.errorf("a config must be a YAML mapping, not %s", describe(v))
 	}
-	if errs := checkKeys(tree, pt); len(errs) > 0 {
-		return doc{}, errors.Join(errs...)
-	}
+	l.errs = append(l.errs, keyErrors(tree, pt)...)
 	d := doc{tree: tree, pos: pt}
 	b, ok := tree["base"]
 	if !ok || b == nil {
@@ -182,10 +187,14 @@ func (l *loader) resolve(name string, data []byte, chain []string) (doc, error) 
 	}
 	path, bdata, err := l.readBase(name, base)
 	if err != nil {
-		return doc{}, &Error{File: basePos.file, Line: basePos.line, Column: basePos.col, Msg: fmt.Sprintf("base %q", base), Err: err}
+		msg := fmt.Sprintf("base %q", base)
+		if len(chain) > 1 {
+			msg += " (reached from " + strings.Join(chain[:len(chain)-1], " -> ") + ")"
+		}
+		return doc{}, &Error{File: basePos.file, Line: basePos.line, Column: basePos.col, Msg: msg, Err: err}
 	}
 	for _, f := range chain {
-		if filepath.Clean(f) == filepath.Clean(path) {
+		if samePath(f, path) {
 			return doc{}, basePos.errorf("base cycle: %s -> %s", strings.Join(chain, " -> "), path)
 		}
 	}
@@ -196,6 +205,42 @@ func (l *loader) resolve(name string, data []byte, chain []string) (doc, error) 
 	d.tree = deepMerge(parent.tree, tree)
 	d.pos = mergePos(parent.pos, pt)
 	return d, nil
+}
+
+// samePath reports whether a and b name the same file, however written.
+func samePath(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	aa, err1 := filepath.Abs(a)
+	ab, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && aa == ab
+}
+
+// join returns the problems found so far and err, if not nil, as one
+// error: by file in chain order, then by place.
+func (l *loader) join(err error) error {
+	errs := slices.Clone(l.errs)
+	if e, ok := err.(*Error); ok {
+		errs, err = append(errs, e), nil
+	}
+	rank := func(f string) int {
+		if i := slices.Index(l.files, f); i >= 0 {
+			return i
+		}
+		return len(l.files)
+	}
+	slices.SortStableFunc(errs, func(a, b *Error) int {
+		return cmp.Or(cmp.Compare(rank(a.File), rank(b.File)), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+	})
+	out := make([]error, 0, len(errs)+1)
+	for _, e := range errs {
+		out = append(out, e)
+	}
+	if err != nil {
+		out = append(out, err)
+	}
+	return errors.Join(out...)
 }
 
 // readBase finds and reads base, a path relative to the directory of the
@@ -229,13 +274,13 @@ func parseYAML(name string, data []byte) (*yaml.Node, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, nil
 		}
-		return nil, yamlError(name, err)
+		return nil, yamlError(name, data, err)
 	}
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
 	case errors.Is(err, io.EOF):
 	case err != nil:
-		return nil, yamlError(name, err)
+		return nil, yamlError(name, data, err)
 	default:
 		return nil, &Error{File: name, Line: extra.Line, Column: extra.Column, Msg: "more than one YAML document (remove the extra ---)"}
 	}
@@ -243,13 +288,20 @@ func parseYAML(name string, data []byte) (*yaml.Node, error) {
 }
 
 // yamlError turns a yaml.v3 syntax error into an *Error with its line.
-func yamlError(name string, err error) error {
+func yamlError(name string, data []byte, err error) error {
 	e := &Error{File: name, Msg: "invalid YAML", Err: err}
 	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
 		e.Line, _ = strconv.Atoi(m[1])
 		e.Err = errors.New(m[2])
 		if parserProblems[m[2]] {
 			e.Line++
+		}
+		lines := bytes.Split(data, []byte("\n"))
+		if e.Line >= 1 && e.Line <= len(lines) && !strings.Contains(m[2], "tab") {
+			line := lines[e.Line-1]
+			if indent := line[:len(line)-len(bytes.TrimLeft(line, " \t"))]; bytes.ContainsRune(indent, '\t') {
+				e.Err = fmt.Errorf("%s (line %d is indented with a tab: YAML indents with spaces)", m[2], e.Line)
+			}
 		}
 	}
 	return e
@@ -260,6 +312,7 @@ func yamlError(name string, err error) error {
 type converter struct {
 	file  string
 	nodes int
+	dups  []*Error // duplicate keys, all reported
 }
 
 func (c *converter) at(n *yaml.Node) pos { return pos{file: c.file, line: n.Line, col: n.Column} }
@@ -292,6 +345,9 @@ func (c *converter) value(n *yaml.Node, depth int) (any, *posTree, error) {
 		var v any
 		if err := n.Decode(&v); err != nil {
 			return nil, nil, &Error{File: c.file, Line: n.Line, Column: n.Column, Msg: "bad value", Err: err}
+		}
+		if _, ok := v.(time.Time); ok {
+			v = n.Value // a date is text, as JSON (the run log) has it
 		}
 		return v, &posTree{at: c.at(n)}, nil
 	case yaml.SequenceNode:
@@ -328,7 +384,8 @@ func (c *converter) mapping(n *yaml.Node, depth int) (any, *posTree, error) {
 			return nil, nil, c.at(k).errorf("mapping keys must be plain strings")
 		}
 		if prev, dup := t.keys[k.Value]; dup {
-			return nil, nil, c.at(k).errorf("duplicate key %q (first at line %d)", k.Value, prev.at.line)
+			c.dups = append(c.dups, c.at(k).errorf("duplicate key %q (first at line %d)", k.Value, prev.at.line))
+			continue
 		}
 		val, vt, err := c.value(v, depth+1)
 		if err != nil {

@@ -68,6 +68,11 @@ func sortedKeys[V any](m map[string]V) []string {
 // checkKeys reports every unknown key in the known structure of tree
 // (top level, global, agent entries), ordered by position.
 func checkKeys(tree map[string]any, pt *posTree) []error {
+	return sortedErrors(keyErrors(tree, pt))
+}
+
+// keyErrors returns the problems checkKeys reports, unordered.
+func keyErrors(tree map[string]any, pt *posTree) []*Error {
 	var errs []*Error
 	unknown := func(where string, path []string, key string, allowed []string) {
 		p := pt.lookup(append(path, key)...)
@@ -103,7 +108,7 @@ func checkKeys(tree map[string]any, pt *posTree) []error {
 			}
 		}
 	}
-	return sortedErrors(errs)
+	return errs
 }
 
 // suggest returns the candidate closest to s by edit distance, if it is

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 )
 
 // Set overrides one value of the resolved config, as for
@@ -32,6 +34,7 @@ func (c *Config) Set(path, value string) error {
 	if segs[0] == "base" {
 		return fail("base cannot be overridden: the base chain is resolved when the file is loaded")
 	}
+	segs = agentSegs(c.tree, segs)
 	v, err := parseValue(value)
 	if err != nil {
 		return &Error{File: at.file, Msg: fmt.Sprintf("value %q", truncate(value, 60)), Err: err}
@@ -72,9 +75,44 @@ func parseValue(s string) (any, error) {
 		}
 		return nil, err
 	}
+	if literal(root) {
+		return s, nil
+	}
 	cv := &converter{}
 	v, _, err := cv.value(root, 0)
+	if err == nil && len(cv.dups) > 0 {
+		err = cv.dups[0]
+	}
 	return v, err
+}
+
+// literal reports whether an override value is text that YAML would read
+// as a comment, wholly or in part, and so silently drop.
+func literal(root *yaml.Node) bool {
+	if root == nil || len(root.Content) == 0 {
+		return true
+	}
+	n := root.Content[0]
+	return root.HeadComment != "" || root.LineComment != "" || root.FootComment != "" ||
+		n.HeadComment != "" || n.LineComment != "" || n.FootComment != ""
+}
+
+// agentSegs joins the segments after agent_configs that together name an
+// agent whose name contains dots, preferring the longest such name.
+func agentSegs(tree map[string]any, segs []string) []string {
+	if len(segs) < 3 || segs[0] != "agent_configs" {
+		return segs
+	}
+	list, _ := tree["agent_configs"].([]any)
+	for end := len(segs); end > 2; end-- {
+		name := strings.Join(segs[1:end], ".")
+		for _, e := range list {
+			if m, ok := e.(map[string]any); ok && m["name"] == name {
+				return append([]string{segs[0], name}, segs[end:]...)
+			}
+		}
+	}
+	return segs
 }
 
 // setIn sets the value at segs in tree, checking the path against the
