@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lllm-go/lllm/contextmgr"
 	"github.com/lllm-go/lllm/dialog"
@@ -68,7 +69,8 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // everything in a new run log. A config problem is a *ConfigError and
 // starts no run. Once the run has started, a failure or cancellation of the
 // tactic is reported in the Result (and the log, which is always finished),
-// with a nil error.
+// with a nil error; a task that is empty, blank or not UTF-8 fails its run
+// so, before any model call.
 //
 // Run is Prepare followed by one Runner.Run; to run one config on many
 // tasks, prepare it once.
@@ -153,7 +155,10 @@ func (r *Runner) Run(ctx context.Context, task string) (*Result, error) {
 		makers[name] = own.make
 	}
 	s := NewSession(cfg.TacticType, t, makers, w)
-	out, err := s.Run(ctx, task)
+	var out any
+	if err = checkTask(task); err == nil {
+		out, err = s.Run(ctx, task)
+	}
 	res := &Result{RunID: run.ID, Dir: run.Dir, Status: logs.StatusOK}
 	end := logs.RunEnd{Status: logs.StatusOK}
 	if err == nil {
@@ -169,6 +174,19 @@ func (r *Runner) Run(ctx context.Context, task string) (*Result, error) {
 	}
 	res.Totals = w.Totals()
 	return res, nil
+}
+
+// checkTask refuses a task no tactic can work on: one that is empty or
+// blank, which would send models an empty prompt, and one that is not
+// UTF-8, which the log (JSON) could not record as it is.
+func checkTask(task string) error {
+	switch {
+	case strings.TrimSpace(task) == "":
+		return errors.New("the task is empty: give the tactic something to do")
+	case !utf8.ValidString(task):
+		return errors.New("the task is not valid UTF-8 text")
+	}
+	return nil
 }
 
 // marshalResult encodes a tactic's result as JSON, leaving <, > and &

@@ -60,13 +60,20 @@ func (t bestOfN) Call(ctx context.Context, s *tactics.Session, task string) (any
 	if err != nil {
 		return nil, err
 	}
+	// The judge opens its dialog after the solver's calls: check now that
+	// it can, so that a system prompt with a variable fails before any cost.
+	if judge.System != nil {
+		if _, err := judge.System.Render(nil); err != nil {
+			return nil, fmt.Errorf("agent %s: system prompt: %w", judge.Name, err)
+		}
+	}
 	if err := solver.Open("main", nil); err != nil {
 		return nil, err
 	}
 	if err := solver.Receive(task); err != nil {
 		return nil, err
 	}
-	res := BestOfNResult{Candidates: make([]string, 0, t.n)}
+	res := BestOfNResult{Candidates: make([]string, 0, min(t.n, 64))} // n may be huge: grow as they come
 	for i := 1; i <= t.n; i++ {
 		if err := solver.Fork("main", fmt.Sprintf("try%d", i), 0, 0, true); err != nil {
 			return nil, err

@@ -16,6 +16,10 @@ func init() {
 }
 
 // chat is one agent answering the task in one turn.
+//
+// Params: none.
+//
+// Result: the text of the agent's reply, as a JSON string.
 type chat struct{}
 
 func newChat(params map[string]any) (tactics.Tactic, error) {

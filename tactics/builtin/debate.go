@@ -83,7 +83,7 @@ func (t debate) Call(ctx context.Context, s *tactics.Session, task string) (any,
 	if err := con.Receive(fmt.Sprintf(conOpening, task)); err != nil {
 		return nil, err
 	}
-	res := DebateResult{Rounds: make([]DebateRound, 0, t.rounds)}
+	res := DebateResult{Rounds: make([]DebateRound, 0, min(t.rounds, 64))} // rounds may be huge: grow as they come
 	var transcript strings.Builder
 	for r := 1; r <= t.rounds; r++ {
 		if r > 1 {

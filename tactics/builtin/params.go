@@ -37,8 +37,14 @@ func intParam(tactic string, params map[string]any, key string, def, least int) 
 	var n int
 	switch v := v.(type) {
 	case int:
+		if v > math.MaxInt32 || v < math.MinInt32 {
+			return 0, fmt.Errorf("%s: param %s = %d is too large", tactic, key, v)
+		}
 		n = v
 	case int64:
+		if v > math.MaxInt32 || v < math.MinInt32 {
+			return 0, fmt.Errorf("%s: param %s = %d is too large", tactic, key, v)
+		}
 		n = int(v)
 	case uint64:
 		if v > math.MaxInt32 {

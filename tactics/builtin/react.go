@@ -105,6 +105,10 @@ func (t *react) Call(ctx context.Context, s *tactics.Session, task string) (any,
 	}
 	reply, call, err := a.Respond(ctx)
 	if err != nil {
+		if call != nil && len(call.ToolCalls) > 0 {
+			// The tool loop was involved: say which limit it ran into.
+			return nil, fmt.Errorf("%w (after %d tool calls; max_steps is %d)", err, len(call.ToolCalls), t.maxSteps)
+		}
 		return nil, err
 	}
 	answer, ok := lastTag(reply, "answer")
