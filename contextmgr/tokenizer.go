@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode"
 	"unicode/utf8"
 	"weak"
 
@@ -263,7 +264,7 @@ func (t *Tokenizer) count(enc, text string) int {
 	if t.charsPerToken > 0 {
 		n = ceilDiv(utf8.RuneCountInString(text), t.charsPerToken)
 	} else if e, err := encoding(enc); err == nil {
-		n = len(e.EncodeOrdinary(text))
+		n = len(encode(e, text))
 	} else {
 		// The encodings are embedded, so this does not happen; if it
 		// did, four bytes a token is the usual rule of thumb.
@@ -305,7 +306,7 @@ func (t *Tokenizer) tail(enc, text string, n int) string {
 	for {
 		start := trimStart(text, max(0, len(text)-window))
 		s := text[start:]
-		toks := e.EncodeOrdinary(s)
+		toks := encode(e, s)
 		t.tokenized.Add(int64(len(toks)))
 		t.texts.Add(1)
 		if len(toks) <= n {
@@ -320,6 +321,50 @@ func (t *Tokenizer) tail(enc, text string, n int) string {
 		keep := len(e.Decode(toks[len(toks)-n:]))
 		return trimToRune(s, len(s)-keep)
 	}
+}
+
+// maxRun is the longest run of letters that encode hands to tiktoken
+// whole. Byte-pair encoding is quadratic in the length of a pre-tokenized
+// piece, and a run of letters is one piece: 64 KB of DNA or of base64
+// letters took over a second, a megabyte minutes.
+const maxRun = 1024
+
+// encode is e.EncodeOrdinary(text), except that a run of letters longer
+// than maxRun bytes is encoded maxRun bytes at a time, in linear time. A
+// part may take a token more than the whole run would: counts of such
+// text are exact to within one token per kilobyte of the run.
+func encode(e *tiktoken.Tiktoken, text string) []int {
+	cuts := longRunCuts(text)
+	if len(cuts) == 0 {
+		return e.EncodeOrdinary(text)
+	}
+	var out []int
+	prev := 0
+	for _, c := range cuts {
+		out = append(out, e.EncodeOrdinary(text[prev:c])...)
+		prev = c
+	}
+	return append(out, e.EncodeOrdinary(text[prev:])...)
+}
+
+// longRunCuts returns where to cut text so that no part holds more than
+// maxRun bytes of one run of letters (and marks): every maxRun bytes into
+// such a run, on a character boundary.
+func longRunCuts(text string) []int {
+	var cuts []int
+	run := 0 // bytes of the current run since its start or the last cut
+	for i, r := range text {
+		if r < utf8.RuneSelf && !('a' <= r|0x20 && r|0x20 <= 'z') || r >= utf8.RuneSelf && !unicode.IsLetter(r) && !unicode.Is(unicode.M, r) {
+			run = 0
+			continue
+		}
+		if run >= maxRun {
+			cuts = append(cuts, i)
+			run = 0
+		}
+		run += utf8.RuneLen(r)
+	}
+	return cuts
 }
 
 // trimStart moves i forward to the start of a character of s.

@@ -338,3 +338,56 @@ func TestCountMessageImages(t *testing.T) {
 		}
 	}
 }
+
+// A long run of letters (DNA, base64) is counted in linear time, to
+// within a token per kilobyte of the run; text without such runs is
+// counted exactly as tiktoken counts it.
+func TestLongLetterRuns(t *testing.T) {
+	e, err := encoding(EncodingO200k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dna := strings.Repeat("ACGTTGCAAGCTTAGC", 1024) // 16 KB, one piece
+	for _, text := range []string{
+		"plain words, " + strings.Repeat("x", maxRun) + " and more",
+		strings.Repeat("Grüße aus Köln ", 500),
+		"id: " + strings.Repeat("é", maxRun/2) + "!",
+	} {
+		if got, want := len(encode(e, text)), len(e.EncodeOrdinary(text)); got != want {
+			t.Errorf("%.20q...: %d tokens, tiktoken %d", text, got, want)
+		}
+	}
+	for _, text := range []string{dna, "Sequence: " + dna + " (end)", strings.Repeat("ü", 6000)} {
+		got, want := len(encode(e, text)), len(e.EncodeOrdinary(text))
+		if slack := len(text)/maxRun + 1; got < want || got > want+slack {
+			t.Errorf("%.20q... (%d bytes): %d tokens, tiktoken %d: want within %d above", text, len(text), got, want, slack)
+		}
+	}
+	// A cut is a suffix of the text within its budget.
+	tok := NewTokenizer()
+	if kept := tok.tail(EncodingO200k, dna, 100); !strings.HasSuffix(dna, kept) || tok.count(EncodingO200k, kept) > 101 || kept == "" {
+		t.Errorf("tail of a long run: %d bytes", len(kept))
+	}
+}
+
+// BenchmarkTokenizerLongRun counts 64 KB of one run of letters: our
+// encode, in parts, beside tiktoken's EncodeOrdinary on the whole run.
+func BenchmarkTokenizerLongRun(b *testing.B) {
+	e, err := encoding(EncodingO200k)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dna := strings.Repeat("ACGTTGCAAGCTTAGC", 4096)
+	b.Run("encode", func(b *testing.B) {
+		b.SetBytes(int64(len(dna)))
+		for b.Loop() {
+			encode(e, dna)
+		}
+	})
+	b.Run("tiktoken-whole", func(b *testing.B) {
+		b.SetBytes(int64(len(dna)))
+		for b.Loop() {
+			e.EncodeOrdinary(dna)
+		}
+	})
+}
