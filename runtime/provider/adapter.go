@@ -151,7 +151,7 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 	if err != nil {
 		return nil, a.badRequest(err)
 	}
-	st := &callState{edits: a.d.edits(req.Params, req.Format), structured: len(req.Format) > 0}
+	st := &callState{edits: a.d.edits(req.Params, req.Format), format: req.Format}
 
 	streaming := req.Stream != nil && len(req.Tools) == 0
 	var stream streamGuard

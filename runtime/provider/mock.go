@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -30,7 +31,11 @@ import (
 // "mock reply to: " and the first 40 characters of the last user message,
 // followed by a hash of the whole request in brackets. Replies are used
 // once each, in order, per opened model; once they run out, the default
-// reply answers.
+// reply answers. A request that asks for a format (a JSON schema) gets, by
+// default, a small JSON value that follows it. Any reply is cut as a
+// model's would be: before the first of the request's stop words (finish
+// reason "stop") and to its max_tokens (on a word; finish reason
+// "length").
 //
 // In YAML, durations are strings such as "50ms"; in JSON, nanoseconds.
 type MockConfig struct {
@@ -213,10 +218,15 @@ func (m *Mock) GenerateContent(ctx context.Context, messages []llms.MessageConte
 	reply, ok := m.scripted(last, afterTools)
 	if !ok {
 		reply = MockReply{Text: m.defaultText(last, h)}
+		if st := callStateFrom(ctx); st != nil && len(st.format) > 0 {
+			reply.Text = schemaInstance(st.format)
+		}
 	}
 	if reply.Error != "" {
 		return nil, mockError(ctx, reply)
 	}
+	stop := ""
+	reply.Text, stop = m.limit(reply.Text, opts)
 	if opts.StreamingFunc != nil && reply.Text != "" {
 		for _, chunk := range chunks(reply.Text, 4) {
 			if err := ctx.Err(); err != nil {
@@ -227,7 +237,97 @@ func (m *Mock) GenerateContent(ctx context.Context, messages []llms.MessageConte
 			}
 		}
 	}
-	return m.response(reply, messages), nil
+	resp := m.response(reply, messages)
+	if stop != "" {
+		resp.Choices[0].StopReason = stop
+	}
+	return resp, nil
+}
+
+// limit cuts text as the request's stop words and max_tokens would cut a
+// model's reply, and says why ("stop" or "length"; "" when uncut).
+func (m *Mock) limit(text string, opts llms.CallOptions) (string, string) {
+	why := ""
+	for _, w := range opts.StopWords {
+		if i := strings.Index(text, w); w != "" && i >= 0 {
+			text, why = text[:i], "stop"
+		}
+	}
+	if opts.MaxTokens > 0 && m.tokens(text) > opts.MaxTokens {
+		// The longest prefix of whole words within the limit.
+		cut := ""
+		for _, w := range strings.SplitAfter(text, " ") {
+			if m.tokens(cut+w) > opts.MaxTokens {
+				break
+			}
+			cut += w
+		}
+		text, why = cut, "length"
+	}
+	return text, why
+}
+
+// schemaInstance is a small JSON value that the JSON schema follows:
+// every required property (every property, when none is required) with a
+// value of its type, an enum's first value, an array's single item.
+func schemaInstance(schema json.RawMessage) string {
+	var s map[string]any
+	if json.Unmarshal(schema, &s) != nil {
+		return "{}"
+	}
+	b, err := json.Marshal(instanceOf(s, 0))
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
+}
+
+func instanceOf(s map[string]any, depth int) any {
+	if enum, ok := s["enum"].([]any); ok && len(enum) > 0 {
+		return enum[0]
+	}
+	if c, ok := s["const"]; ok {
+		return c
+	}
+	typ, _ := s["type"].(string)
+	if ts, ok := s["type"].([]any); ok && len(ts) > 0 {
+		typ, _ = ts[0].(string)
+	}
+	if depth > 8 {
+		return nil
+	}
+	switch typ {
+	case "string":
+		return "mock"
+	case "integer", "number":
+		return 0
+	case "boolean":
+		return false
+	case "null":
+		return nil
+	case "array":
+		item, _ := s["items"].(map[string]any)
+		if item == nil {
+			return []any{}
+		}
+		return []any{instanceOf(item, depth+1)}
+	}
+	props, _ := s["properties"].(map[string]any)
+	out := map[string]any{}
+	names := slices.Sorted(maps.Keys(props))
+	if req, ok := s["required"].([]any); ok && len(req) > 0 {
+		names = names[:0]
+		for _, r := range req {
+			if n, ok := r.(string); ok {
+				names = append(names, n)
+			}
+		}
+	}
+	for _, n := range names {
+		p, _ := props[n].(map[string]any)
+		out[n] = instanceOf(p, depth+1)
+	}
+	return out
 }
 
 // scripted picks the reply for a call whose last user message is last.

@@ -597,3 +597,49 @@ func loadMockYAML(section string) error {
 	_, err = Open(context.Background(), "mock/edge", Config{Mock: mc})
 	return err
 }
+
+// The mock's reply obeys max_tokens (cut on a word, finish "length") and
+// stop words (cut before the first, finish "stop"), streamed or not.
+func TestMockLimits(t *testing.T) {
+	m := openMockModel(t, MockConfig{Rules: []MockRule{{Match: "tell", Reply: MockReply{Text: "one two three four five six seven eight"}}}})
+	ask := func(p Params, stream bool) *Response {
+		req := &Request{Messages: []*dialog.Message{userMsg("tell me")}, Params: p}
+		if stream {
+			req.Stream = func(context.Context, Chunk) error { return nil }
+		}
+		return generate(t, m, req)
+	}
+	for _, stream := range []bool{false, true} {
+		resp := ask(Params{MaxTokens: ptr(3)}, stream)
+		if got := resp.Message.Content; !strings.HasPrefix("one two three four five six seven eight", got) || got == "" ||
+			mockTokens(got) > 3 || resp.FinishReason != "length" || resp.Message.Usage.OutputTokens > 3 {
+			t.Errorf("max_tokens 3 (stream %v): %q, finish %q, output %d", stream, got, resp.FinishReason, resp.Message.Usage.OutputTokens)
+		}
+		resp = ask(Params{Stop: []string{" five", " three"}}, stream)
+		if resp.Message.Content != "one two" || resp.FinishReason != "stop" {
+			t.Errorf("stop words (stream %v): %q, finish %q", stream, resp.Message.Content, resp.FinishReason)
+		}
+		if resp := ask(Params{}, stream); resp.Message.Content != "one two three four five six seven eight" || resp.FinishReason != "stop" {
+			t.Errorf("no limit (stream %v): %q, finish %q", stream, resp.Message.Content, resp.FinishReason)
+		}
+	}
+}
+
+// Asked for a format, the mock's default reply is JSON that follows the
+// schema: required properties (or all), values of their types, enums'
+// first values; a scripted reply is sent as scripted.
+func TestMockAnswersTheFormat(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"answer":{"type":"string"},"score":{"type":"integer"},
+		"tags":{"type":"array","items":{"type":"string","enum":["a","b"]}},"extra":{"type":"boolean"}},"required":["answer","score","tags"]}`)
+	m := openMockModel(t, MockConfig{Rules: []MockRule{{Match: "scripted", Reply: MockReply{Text: "not json"}}}})
+	resp := generate(t, m, &Request{Messages: []*dialog.Message{userMsg("give json")}, Format: schema})
+	if got, want := resp.Message.Content, `{"answer":"mock","score":0,"tags":["a"]}`; got != want {
+		t.Errorf("reply %s, want %s", got, want)
+	}
+	if resp := generate(t, m, &Request{Messages: []*dialog.Message{userMsg("scripted")}, Format: schema}); resp.Message.Content != "not json" {
+		t.Errorf("scripted reply %q", resp.Message.Content)
+	}
+	if resp := generate(t, m, &Request{Messages: []*dialog.Message{userMsg("give json")}}); json.Valid([]byte(resp.Message.Content)) {
+		t.Errorf("without a format the default reply is text, got %s", resp.Message.Content)
+	}
+}

@@ -3,6 +3,7 @@ package provider
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,9 +20,9 @@ import (
 // all (langchaingo's openai client says only "failed to reach API server").
 type callState struct {
 	edits []edit // applied to the JSON request body
-	// structured is whether the request asks for a format, to which an
-	// OpenAI model may answer with a refusal.
-	structured bool
+	// format is the JSON schema the request asks the reply to follow:
+	// an OpenAI model may answer it with a refusal; the mock answers it.
+	format json.RawMessage
 
 	mu     sync.Mutex
 	status int           // the last response's HTTP status

@@ -115,7 +115,7 @@ func tapReply(style wireStyle, resp *http.Response, st *callState) error {
 		}
 		return nil
 	}
-	if style == wireOpenAI && !st.structured {
+	if style == wireOpenAI && len(st.format) == 0 {
 		return nil // a refusal comes with structured outputs
 	}
 	body, err := io.ReadAll(resp.Body)
