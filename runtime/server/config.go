@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/lllm-go/lllm/contextmgr"
 	"github.com/lllm-go/lllm/runtime/config"
 	"github.com/lllm-go/lllm/runtime/conversation"
@@ -119,8 +117,13 @@ func FromConfig(ctx context.Context, cfg *config.Config) (*Config, error) {
 // problem found.
 func serveParamsOf(cfg *config.Config, out *Config) (serveParams, []error) {
 	var p serveParams
-	if err := strictDecode(cfg.Params, &p); err != nil {
-		return p, []error{fmt.Errorf("%s: params: %w", cfg.Path, err)}
+	if err := cfg.DecodeSection("params", &p); err != nil {
+		// Every unknown key and wrong type, at its place.
+		var each interface{ Unwrap() []error }
+		if errors.As(err, &each) {
+			return p, each.Unwrap()
+		}
+		return p, []error{err}
 	}
 	var errs []error
 	out.MaxContentBytes = p.MaxContentBytes
@@ -158,19 +161,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// strictDecode decodes the free-form params map into v through YAML,
-// rejecting unknown keys.
-func strictDecode(m map[string]any, v any) error {
-	if m == nil {
-		return nil
-	}
-	b, err := yaml.Marshal(m)
-	if err != nil {
-		return err
-	}
-	dec := yaml.NewDecoder(strings.NewReader(string(b)))
-	dec.KnownFields(true)
-	return dec.Decode(v)
 }

@@ -114,7 +114,7 @@ params:
 func TestConfigErrors(t *testing.T) {
 	for name, tc := range map[string]struct{ body, want string }{
 		"no agents":      {"tactic_type: serve\nglobal: {model_name: mock/x}\n", "agent_configs is empty"},
-		"unknown param":  {"tactic_type: serve\nglobal: {model_name: mock/x}\nagent_configs: [{name: a, system_prompt: Hi.}]\nparams: {bogus: 1}\n", "params:"},
+		"unknown param":  {"tactic_type: serve\nglobal: {model_name: mock/x}\nagent_configs: [{name: a, system_prompt: Hi.}]\nparams: {bogus: 1}\n", `serve.yaml:4:10: unknown key "bogus" in params (one of: agents, ask_user_timeout, data_dir, max_content_bytes)`},
 		"bad mock":       {"tactic_type: serve\nglobal: {model_name: mock/x}\nagent_configs: [{name: a, system_prompt: Hi.}]\nmock: {latncy: 1s}\n", `serve.yaml:4:8: unknown key "latncy" in mock (did you mean "latency"?)`},
 		"no prompts dir": {"tactic_type: serve\nglobal: {model_name: mock/x}\nprompts_dir: missing\nagent_configs: [{name: a, system_prompt_path: greet}]\n", "missing"},
 	} {
