@@ -157,6 +157,8 @@ func runRun(cmd *cobra.Command, o *runCmdOptions, path string) error {
 		return usageErrorf(cmd, "give --task or --tasks, not both")
 	case !hasTask && !hasTasks:
 		return usageErrorf(cmd, "run needs a task: --task TEXT for one, or --tasks FILE.jsonl for many (one {\"task\": \"...\"} per line)")
+	case hasTask && strings.TrimSpace(o.task) == "":
+		return usageErrorf(cmd, "--task is empty: give the tactic something to do")
 	case o.concurrency < 1:
 		return usageErrorf(cmd, "--concurrency %d: want 1 or more", o.concurrency)
 	}

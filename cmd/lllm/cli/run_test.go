@@ -502,3 +502,21 @@ mock:
 		t.Errorf("stderr:\n%s\nwant it to match %s", r.stderr, want)
 	}
 }
+
+// An empty or blank --task is a usage error: no run starts and no log is
+// written.
+func TestRunEmptyTask(t *testing.T) {
+	cfg, logDir := writeConfig(t, `
+tactic_type: chat
+global: {model_name: mock/demo}
+agent_configs:
+  - {name: assistant, system_prompt: You answer.}
+`)
+	for _, task := range []string{"", " \n\t"} {
+		r := lllm(t, "run", cfg, "--task", task, "--log-dir", logDir)
+		wantError(t, r, ExitUsage, "--task is empty")
+		if _, err := os.Stat(logDir); !os.IsNotExist(err) {
+			t.Errorf("task %q: a log root was made (%v)", task, err)
+		}
+	}
+}
