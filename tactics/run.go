@@ -301,6 +301,10 @@ func agentSpecs(ctx context.Context, cfg *config.Config, opts RunOptions) (map[s
 	tokens := contextmgr.NewTokenizer()
 	specs := map[string]*agentSpec{}
 	var errs []error
+	// Agents that fail alike (no API key for their shared model) make one
+	// problem naming them all.
+	same := map[string]int{}    // problem text -> index in errs
+	alike := map[int][]string{} // index in errs -> the agents with that problem
 	for i, ac := range cfg.Agents {
 		sp, err := newSpec(ctx, cfg, ac, reg, shared, opts, tokens)
 		var pe *paramError
@@ -310,6 +314,13 @@ func agentSpecs(ctx context.Context, cfg *config.Config, opts RunOptions) (map[s
 			continue
 		}
 		if err != nil {
+			if j, ok := same[err.Error()]; ok {
+				alike[j] = append(alike[j], ac.Name)
+				errs[j] = fmt.Errorf("%s: agents %s: %w", cfg.Path, strings.Join(alike[j], ", "), err)
+				continue
+			}
+			same[err.Error()] = len(errs)
+			alike[len(errs)] = []string{ac.Name}
 			errs = append(errs, fmt.Errorf("%s: agent %s: %w", cfg.Path, ac.Name, err))
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -156,5 +157,28 @@ mock:
 		notices[0].Err.Kind != provider.ErrNetwork || notices[1].Err.Kind != provider.ErrRateLimit ||
 		notices[1].Wait < 3*time.Second || !slices.Equal(waits, []time.Duration{notices[0].Wait, notices[1].Wait}) {
 		t.Fatalf("notices %+v, waits %v", notices, waits)
+	}
+}
+
+// Agents that fail alike (a missing API key for their shared model) make
+// one problem naming them all.
+func TestAgentsFailingAlikeOneProblem(t *testing.T) {
+	for _, v := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE"} {
+		t.Setenv(v, "")
+	}
+	cfg, err := config.Parse("two.yaml", []byte(`
+tactic_type: best_of_n
+global: {model_name: openai/gpt-4o-mini}
+agent_configs:
+  - {name: solver, system_prompt: You solve.}
+  - {name: judge, system_prompt: You judge.}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tactics.Prepare(t.Context(), cfg, tactics.RunOptions{LogDir: t.TempDir()})
+	var ce *tactics.ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "agents solver, judge: ") || strings.Count(err.Error(), "no API key") != 1 {
+		t.Fatalf("err = %v, want one problem naming both agents", err)
 	}
 }
