@@ -13,6 +13,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/smithy-go/logging"
 	"github.com/aws/smithy-go/middleware"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/bedrock"
@@ -28,6 +29,9 @@ func openBedrock(_ context.Context, model string, cfg Config) (Model, error) {
 	build := func(ctx context.Context) (llms.Model, error) {
 		opts := []func(*config.LoadOptions) error{
 			config.WithRetryMaxAttempts(1), // the agent retries, not the SDK
+			// The SDK's warnings (falling back to IMDSv1, ...) would go
+			// to stderr between the CLI's lines; failures come back as errors.
+			config.WithLogger(logging.Nop{}),
 		}
 		if cfg.Region != "" {
 			opts = append(opts, config.WithRegion(cfg.Region))
