@@ -84,6 +84,12 @@ type chatClient struct {
 	json   bool
 	out    *bufio.Writer
 	errw   io.Writer
+	// prompt is whether to print "> " where an answer is awaited: only
+	// when a person types the input.
+	prompt bool
+	// asked is the agent that asked the last question: its reply goes on
+	// after the answer, under its name again.
+	asked string
 }
 
 func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
@@ -103,7 +109,8 @@ func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
 	}
 	out := bufio.NewWriter(cmd.OutOrStdout())
 	c := &chatClient{base: strings.TrimSuffix(base, "/"), token: token, http: &http.Client{}, agent: agent,
-		sender: o.sender, json: o.format.value == "json", out: out, errw: cmd.ErrOrStderr()}
+		sender: o.sender, json: o.format.value == "json", out: out, errw: cmd.ErrOrStderr(),
+		prompt: isTerminalReader(cmd.InOrStdin())}
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel() // stops the stdin reader
 
@@ -433,13 +440,21 @@ func (c *chatClient) show(ev conversation.Event) {
 		}
 		fmt.Fprintf(c.out, "%s: ", who)
 	case "text":
+		if c.asked != "" {
+			fmt.Fprintf(c.out, "%s: ", c.asked)
+			c.asked = ""
+		}
 		fmt.Fprint(c.out, ev.Text)
 	case "tool":
 		if ev.Tool != nil {
 			fmt.Fprintf(c.out, "[tool %s %s] ", ev.Tool.Name, ev.Tool.Arguments)
 		}
 	case "ask":
-		fmt.Fprintf(c.out, "\n[%s asks] %s\n> ", ev.Agent, ev.Text)
+		fmt.Fprintf(c.out, "\n[%s asks] %s\n", ev.Agent, ev.Text)
+		if c.prompt {
+			fmt.Fprint(c.out, "> ")
+		}
+		c.asked = ev.Agent
 	case "error":
 		fmt.Fprintf(c.out, "\n[error: %s]", ev.Error)
 	case "end":

@@ -93,8 +93,8 @@ func TestServeAndChat(t *testing.T) {
 		"assistant: mock reply to: hello there",
 		"critic (guest): mock reply to: what do you think?",
 		"[tool ask_user",
-		"[assistant asks] What is your favourite colour?",
-		"Thank you, I have noted that.",
+		// Piped input: no "> " prompt; the reply goes on under its name.
+		"[assistant asks] What is your favourite colour?\nassistant: Thank you, I have noted that.",
 		"[compacted into archive 1: A chat about favourite colours.]",
 		"[archive 1] A chat about favourite colours.",
 		"[tool recall {\"query\":\"colour\"}]",
