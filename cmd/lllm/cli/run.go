@@ -162,6 +162,9 @@ func runRun(cmd *cobra.Command, o *runCmdOptions, path string) error {
 	case o.concurrency < 1:
 		return usageErrorf(cmd, "--concurrency %d: want 1 or more", o.concurrency)
 	}
+	if err := wrongKind(cmd, path, "tactic"); err != nil {
+		return err
+	}
 	cfg, err := loadConfig(cmd, path, o.sets)
 	if err != nil {
 		return err

@@ -520,3 +520,21 @@ agent_configs:
 		}
 	}
 }
+
+// A file of another kind given to run or sweep is one usage error saying
+// what it is and which command takes it.
+func TestWrongKindOfFile(t *testing.T) {
+	const configs = "../../../configs/"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", configs + "sweep-example.yaml", "--task", "x"}, "is a sweep spec: run it with lllm sweep"},
+		{[]string{"run", configs + "serve.yaml", "--task", "x"}, "is a serve config: serve it with lllm serve --config"},
+		{[]string{"sweep", configs + "quickstart.yaml", "--dry-run"}, "is a tactic config: run it with lllm run"},
+		{[]string{"sweep", configs + "serve.yaml", "--dry-run"}, "is a serve config"},
+	} {
+		r := lllm(t, append(tc.args, "--log-dir", t.TempDir())...)
+		wantError(t, r, ExitUsage, tc.want)
+	}
+}

@@ -98,6 +98,9 @@ found before anything runs. See docs/sweeps.md.`,
 }
 
 func runSweep(cmd *cobra.Command, o *sweepCmdOptions, path string) error {
+	if err := wrongKind(cmd, path, "sweep"); err != nil {
+		return err
+	}
 	ctx := cmd.Context()
 	sopts := sweep.Options{Sets: o.sets, LogRoot: o.logDir}
 	if o.shard != "" {

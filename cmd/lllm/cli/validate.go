@@ -112,18 +112,47 @@ func runValidate(cmd *cobra.Command, o *validateOptions, path string) error {
 
 // isSweepSpec reports whether path holds a sweep spec rather than a tactic
 // config: a dataset and no tactic_type.
-func isSweepSpec(path string) bool {
+func isSweepSpec(path string) bool { return kindOf(path) == "sweep" }
+
+// kindOf says what the YAML file at path is, by its top-level keys:
+// "sweep" (a dataset and no tactic_type), "serve" (tactic_type: serve),
+// "tactic" (another tactic_type), or "" when it cannot tell.
+func kindOf(path string) string {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return false
+		return ""
 	}
 	var top map[string]any
 	if yaml.Unmarshal(data, &top) != nil {
-		return false
+		return ""
 	}
 	_, dataset := top["dataset"]
-	_, tactic := top["tactic_type"]
-	return dataset && !tactic
+	tactic, hasTactic := top["tactic_type"]
+	switch {
+	case dataset && !hasTactic:
+		return "sweep"
+	case tactic == "serve":
+		return "serve"
+	case hasTactic:
+		return "tactic"
+	}
+	return ""
+}
+
+// wrongKind is the usage error for giving cmd a file of another kind, or
+// nil.
+func wrongKind(cmd *cobra.Command, path, want string) error {
+	switch kind := kindOf(path); {
+	case kind == "" || kind == want:
+		return nil
+	case kind == "sweep":
+		return usageErrorf(cmd, "%s is a sweep spec: run it with lllm sweep %s", path, path)
+	case kind == "serve":
+		return usageErrorf(cmd, "%s is a serve config: serve it with lllm serve --config %s", path, path)
+	case want == "sweep":
+		return usageErrorf(cmd, "%s is a tactic config: run it with lllm run %s --task ...; lllm sweep takes a sweep spec (see configs/sweep-example.yaml)", path, path)
+	}
+	return nil
 }
 
 // validateSweep checks a sweep spec and everything it names, as lllm sweep
