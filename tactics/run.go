@@ -255,18 +255,43 @@ func agentMakers(specs map[string]*agentSpec) map[string]func() *Agent {
 // opening each agent's model (which touches no network). Every problem is
 // reported at once, as a *ConfigError.
 func prepare(ctx context.Context, cfg *config.Config, opts RunOptions) (Tactic, map[string]*agentSpec, error) {
+	// Every problem at once: the tactic's params, the agents it needs,
+	// and each agent's own.
+	var errs []error
+	var needs []string
 	t, err := New(cfg.TacticType, cfg.Params)
 	if err != nil {
-		return nil, nil, &ConfigError{fmt.Errorf("%s: %w", cfg.Path, err)}
+		errs = append(errs, fmt.Errorf("%s: %w", cfg.Path, err))
+	} else {
+		needs = t.Agents()
 	}
-	if errs := config.Validate(cfg, t.Agents()); len(errs) > 0 {
+	var specs map[string]*agentSpec
+	if verrs := config.Validate(cfg, needs); len(verrs) > 0 {
+		errs = append(errs, verrs...)
+	} else if specs, err = agentSpecs(ctx, cfg, opts); err != nil {
+		var ce *ConfigError
+		if !errors.As(err, &ce) {
+			return nil, nil, err
+		}
+		errs = append(errs, unjoin(ce.Err)...)
+	}
+	if len(errs) > 0 {
 		return nil, nil, &ConfigError{errors.Join(errs...)}
 	}
-	specs, err := agentSpecs(ctx, cfg, opts)
-	if err != nil {
-		return nil, nil, err
-	}
 	return t, specs, nil
+}
+
+// unjoin is the errors err joins, however deep, or err.
+func unjoin(err error) []error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range j.Unwrap() {
+		out = append(out, unjoin(e)...)
+	}
+	return out
 }
 
 // Agents builds the agents cfg's agent_configs define, without a tactic:
@@ -301,30 +326,36 @@ func agentSpecs(ctx context.Context, cfg *config.Config, opts RunOptions) (map[s
 	tokens := contextmgr.NewTokenizer()
 	specs := map[string]*agentSpec{}
 	var errs []error
-	// Agents that fail alike (no API key for their shared model) make one
-	// problem naming them all.
-	same := map[string]int{}    // problem text -> index in errs
+	// Agents that fail alike (no API key for their shared model, a typo
+	// in global's model_args) make one problem naming them all.
+	same := map[string]int{}    // problem text and place -> index in errs
 	alike := map[int][]string{} // index in errs -> the agents with that problem
 	for i, ac := range cfg.Agents {
 		sp, err := newSpec(ctx, cfg, ac, reg, shared, opts, tokens)
-		var pe *paramError
-		if errors.As(err, &pe) {
-			// At the place the key was written, as the config's other problems.
-			errs = append(errs, cfg.AgentErrorf(i, []string{"model_args", pe.key}, "agent %s: %s", ac.Name, pe))
+		if err == nil {
+			specs[ac.Name] = sp
 			continue
 		}
-		if err != nil {
-			if j, ok := same[err.Error()]; ok {
+		for _, err := range unjoin(err) {
+			// problem is err for the agents named, at the place a
+			// model_args key was written (as the config's other
+			// problems), else in the file.
+			problem := func(agents string) error {
+				if pe, ok := err.(*paramError); ok {
+					return cfg.AgentErrorf(i, []string{"model_args", pe.key}, "%s: %s", agents, pe)
+				}
+				return fmt.Errorf("%s: %s: %w", cfg.Path, agents, err)
+			}
+			key := problem("").Error()
+			if j, ok := same[key]; ok {
 				alike[j] = append(alike[j], ac.Name)
-				errs[j] = fmt.Errorf("%s: agents %s: %w", cfg.Path, strings.Join(alike[j], ", "), err)
+				errs[j] = problem("agents " + strings.Join(alike[j], ", "))
 				continue
 			}
-			same[err.Error()] = len(errs)
+			same[key] = len(errs)
 			alike[len(errs)] = []string{ac.Name}
-			errs = append(errs, fmt.Errorf("%s: agent %s: %w", cfg.Path, ac.Name, err))
-			continue
+			errs = append(errs, problem("agent "+ac.Name))
 		}
-		specs[ac.Name] = sp
 	}
 	if len(errs) > 0 {
 		return nil, &ConfigError{errors.Join(errs...)}
@@ -377,9 +408,12 @@ func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prom
 	} else if system, err = dialog.NewPrompt(ac.Name+"/system", ac.SystemPrompt); err != nil {
 		return nil, fmt.Errorf("system_prompt: %w", err)
 	}
-	params, err := paramsOf(ac.ModelArgs)
-	if err != nil {
-		return nil, err
+	// Every problem of the agent at once: its model_args, its model, its
+	// context manager.
+	var errs []error
+	params, perr := paramsOf(ac.ModelArgs)
+	if perr != nil {
+		errs = append(errs, perr)
 	}
 	pcfg.APIKeyEnv, pcfg.BaseURL = ac.APIKeyEnv, ac.BaseURL
 	var model provider.Model
@@ -389,7 +423,7 @@ func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prom
 		model, err = provider.Open(ctx, ac.ModelName, pcfg)
 	}
 	if err != nil {
-		return nil, err
+		errs = append(errs, err)
 	}
 	lim := DefaultLimits()
 	for _, f := range []struct {
@@ -408,12 +442,15 @@ func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prom
 		sleep: opts.Sleep, retry: opts.Retrying}
 	if cmCfg != nil {
 		if sp.cm, err = contextmgr.New(cmCfg); err != nil {
-			return nil, fmt.Errorf("context_manager: %w", err)
+			errs = append(errs, fmt.Errorf("context_manager: %w", err))
 		}
 		sp.cmName = fmt.Sprint(cmCfg["type"])
 		if cmCfg["type"] == nil {
 			sp.cmName = "default"
 		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	return sp, nil
 }
@@ -430,6 +467,7 @@ func paramsOf(args map[string]any) (provider.Params, error) {
 	known := map[string]string{"max_tokens": "a whole number", "seed": "a whole number", "stop": "a list of text",
 		"temperature": "a number", "top_k": "a whole number", "top_p": "a number"}
 	names := slices.Sorted(maps.Keys(known))
+	var errs []error
 	for _, k := range slices.Sorted(maps.Keys(args)) {
 		want, ok := known[k]
 		if !ok {
@@ -437,7 +475,8 @@ func paramsOf(args map[string]any) (provider.Params, error) {
 			if s := closest(k, names); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
-			return p, &paramError{k, fmt.Sprintf("%s; accepted: %s", msg, strings.Join(names, ", "))}
+			errs = append(errs, &paramError{k, fmt.Sprintf("%s; accepted: %s", msg, strings.Join(names, ", "))})
+			continue
 		}
 		b, err := json.Marshal(map[string]any{k: args[k]})
 		if err == nil {
@@ -445,10 +484,10 @@ func paramsOf(args map[string]any) (provider.Params, error) {
 		}
 		if err != nil {
 			v, _ := json.Marshal(args[k])
-			return p, &paramError{k, fmt.Sprintf("%s must be %s, not %s", k, want, v)}
+			errs = append(errs, &paramError{k, fmt.Sprintf("%s must be %s, not %s", k, want, v)})
 		}
 	}
-	return p, nil
+	return p, errors.Join(errs...)
 }
 
 // ProviderConfig is what every model of cfg is opened with: the mock

@@ -83,20 +83,14 @@ func runValidate(cmd *cobra.Command, o *validateOptions, path string) error {
 			return reportProblems(cmd, path, problems(err))
 		}
 	} else if cfg.TacticType != "" {
-		t, err := tactics.New(cfg.TacticType, cfg.Params)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", cfg.Path, err))
-		} else {
-			agents = t.Agents()
-		}
-	}
-	errs = append(errs, config.Validate(cfg, agents)...)
-	if len(errs) == 0 && cfg.TacticType != server.TacticType {
-		// What Run checks beyond the config itself: model_args, the
-		// providers, the context managers, the mock script.
+		// Everything Run checks, every problem at once: the tactic's
+		// params, the agents it needs, each agent's model_args, provider,
+		// context manager, and the mock script.
 		if err := tactics.Check(cmd.Context(), cfg, tactics.RunOptions{}); err != nil {
 			errs = problems(err)
 		}
+	} else {
+		errs = append(errs, config.Validate(cfg, agents)...)
 	}
 	if len(errs) > 0 {
 		return reportProblems(cmd, path, errs)

@@ -50,3 +50,34 @@ func TestValidateSweepSpec(t *testing.T) {
 		}
 	}
 }
+
+// lllm validate reports every problem at once: the tactic's params, each
+// model_args key at its place, the context manager; a problem agents share
+// (a typo in global) once, naming them all.
+func TestValidateEveryProblemAtOnce(t *testing.T) {
+	cfg, _ := writeConfig(t, `tactic_type: best_of_n
+params: {n: 2, foo: 1}
+global:
+  model_name: mock/demo
+  model_args: {temprature: 0.5, max_tokns: 10}
+  context_manager: {type: windw}
+agent_configs:
+  - {name: solver, system_prompt: You solve.}
+  - {name: judge, system_prompt: You judge.}
+`)
+	r := lllm(t, "validate", cfg)
+	if r.code != ExitUsage {
+		t.Fatalf("exit %d\n%v", r.code, r)
+	}
+	for _, want := range []string{
+		`unknown params ["foo"]`,
+		`chat.yaml:5:33: agents solver, judge: model_args: unknown key "max_tokns" (did you mean "max_tokens"?)`,
+		`chat.yaml:5:16: agents solver, judge: model_args: unknown key "temprature" (did you mean "temperature"?)`,
+		`agents solver, judge: context_manager: contextmgr: unknown context manager type "windw" (did you mean "window"?)`,
+		"4 problems",
+	} {
+		if strings.Count(r.stdout+r.stderr, want) != 1 {
+			t.Errorf("output does not say once %q:\n%v", want, r)
+		}
+	}
+}
