@@ -410,7 +410,7 @@ func TestValidateReportsEverything(t *testing.T) {
 	want := []string{
 		f + ": missing tactic_type (the registered tactic to run)",
 		f + `:2:3: agent "solver": model_name "gpt-4o" is not of the form provider/model (such as openai/gpt-4o-mini)`,
-		f + `:4:5: agent "solver": has both system_prompt and system_prompt_path (keep one; global may set the other)`,
+		f + `:4:5: agent "solver": has both system_prompt and system_prompt_path (keep one; global may set the other; with --set, set the other to null)`,
 		f + `:7:5: duplicate agent name "solver" (first at ` + f + `:4:5)`,
 		f + `:10:5: agent_configs[2]: missing name`,
 		f + `:2:3: agent_configs[2]: model_name "gpt-4o" is not of the form provider/model (such as openai/gpt-4o-mini)`,

@@ -48,7 +48,7 @@ func Validate(c *Config, needAgents []string) []error {
 		case a.SystemPrompt == "" && a.SystemPromptPath == "":
 			errs = append(errs, at.errorf("%s: needs system_prompt or system_prompt_path", who))
 		case a.SystemPrompt != "" && a.SystemPromptPath != "":
-			errs = append(errs, at.errorf("%s: has both system_prompt and system_prompt_path (keep one; global may set the other)", who))
+			errs = append(errs, at.errorf("%s: has both system_prompt and system_prompt_path (keep one; global may set the other; with --set, set the other to null)", who))
 		}
 	}
 	for _, n := range needAgents {

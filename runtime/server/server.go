@@ -99,7 +99,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		tok, ok := strings.CutPrefix(auth, "Bearer ")
 		if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.Token)) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="lllm"`)
-			msg := "missing bearer token: send Authorization: Bearer TOKEN"
+			msg := "missing bearer token: send Authorization: Bearer TOKEN (lllm chat: pass --token-env NAME, the variable holding it)"
 			if ok {
 				msg = "wrong bearer token"
 			}

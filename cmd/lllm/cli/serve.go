@@ -130,9 +130,9 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 	if err != nil {
 		return &exitError{code: ExitUsage, errs: []error{fmt.Errorf("%s: %w", cfg.Path, err)}}
 	}
-	ln, err := net.Listen("tcp", o.addr)
+	ln, err := listen(ctx, o.addr)
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w", o.addr, err)
+		return err
 	}
 	base, stopStreams := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopStreams()

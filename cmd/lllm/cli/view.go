@@ -81,14 +81,9 @@ func runView(cmd *cobra.Command, o *viewOptions) error {
 		fmt.Fprintf(cmd.ErrOrStderr(), "lllm: no log root at %s yet: the viewer will list runs once they appear there\n", o.logDir)
 	}
 
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", o.addr)
+	ln, err := listen(ctx, o.addr)
 	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return &exitError{code: ExitError, errs: []error{
-				fmt.Errorf("address %s is in use: pass --addr %s:0 or another port", o.addr, hostOr(host, "127.0.0.1"))}}
-		}
-		return &exitError{code: ExitError, errs: []error{fmt.Errorf("cannot listen on %s: %w", o.addr, err)}}
+		return err
 	}
 	if !loopback {
 		fmt.Fprintf(cmd.ErrOrStderr(), "lllm: warning: serving on %s, not only this machine: anyone who can reach it can read your runs\n", ln.Addr())
@@ -171,4 +166,20 @@ func openBrowser(url string) error {
 	}
 	go func() { _ = c.Wait() }()
 	return nil
+}
+
+// listen listens on addr for lllm view and lllm serve, saying what to do
+// when the port is taken.
+func listen(ctx context.Context, addr string) (net.Listener, error) {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	switch {
+	case err == nil:
+		return ln, nil
+	case errors.Is(err, syscall.EADDRINUSE):
+		host, _, _ := net.SplitHostPort(addr)
+		return nil, &exitError{code: ExitError, errs: []error{
+			fmt.Errorf("address %s is in use: pass --addr %s:0 or another port", addr, hostOr(host, "127.0.0.1"))}}
+	}
+	return nil, &exitError{code: ExitError, errs: []error{fmt.Errorf("cannot listen on %s: %w", addr, err)}}
 }
