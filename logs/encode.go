@@ -486,6 +486,16 @@ func appendModelCall(b []byte, c *ModelCall) (_ []byte, err error) {
 			return b, err
 		}
 	}
+	if len(c.Tools) > 0 {
+		b = append(b, `,"tools":[`...)
+		for i, t := range c.Tools {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsontext.AppendString(b, t)
+		}
+		b = append(b, ']')
+	}
 	if c.Reply != nil {
 		b = append(b, `,"reply":{"dialog":`...)
 		b = jsontext.AppendString(b, c.Reply.Dialog)

@@ -148,6 +148,9 @@ type ModelCall struct {
 	// RequestDigest is a hash of everything sent: messages, tools, params.
 	RequestDigest string          `json:"request_digest"`
 	Params        json.RawMessage `json:"params,omitempty"`
+	// Tools names the tools the request offered (since format 1.3), so
+	// that a replay can say which changed.
+	Tools []string `json:"tools,omitempty"`
 	// Reply points at the message record holding the reply, if one came.
 	Reply *MessageRef `json:"reply,omitempty"`
 	// Text is the reply's text when it went into no dialog (a context

@@ -145,17 +145,20 @@ func (m *Model) diverge(d *Divergence) error {
 // which shaping made from a working dialog when a context manager ran.
 // The log keeps the working dialogs, not what a context manager made of
 // them, so both sides show the dialog before the manager and a line for
-// what it did. The log keeps only a digest of the tools and format, so
-// both sides show them as replayed.
+// what it did. The log names the tools offered (since format 1.3) but
+// keeps only a digest of the format, so both sides show it as replayed.
 func requestDiff(c *Call, req *provider.Request, shaping *provider.Shaping) string {
-	var tail []string
-	if len(req.Tools) > 0 {
-		names := make([]string, len(req.Tools))
-		for i, f := range req.Tools {
-			names[i] = f.Name
-		}
-		tail = append(tail, "tools: "+strings.Join(names, ", "))
+	names := make([]string, len(req.Tools))
+	for i, f := range req.Tools {
+		names[i] = f.Name
 	}
+	toolLine := func(names []string) []string {
+		if len(names) == 0 {
+			return nil
+		}
+		return []string{"tools: " + strings.Join(names, ", ")}
+	}
+	var tail []string
 	if len(req.Format) > 0 {
 		tail = append(tail, "format: "+compactJSON(req.Format))
 	}
@@ -171,7 +174,11 @@ func requestDiff(c *Call, req *provider.Request, shaping *provider.Shaping) stri
 			a = append(a, contextLine(cx.Manager, cx.Action, cx.MessagesBefore, cx.MessagesAfter))
 		}
 		a = append(a, "model: "+c.Record.Model, "params: "+compactJSON(c.Record.Params))
-		a = append(a, tail...)
+		recorded := c.Record.Tools
+		if recorded == nil {
+			recorded = names // a log before 1.3: only their digest
+		}
+		a = append(append(a, toolLine(recorded)...), tail...)
 	}
 	var b []string
 	if shaping != nil {
@@ -180,11 +187,12 @@ func requestDiff(c *Call, req *provider.Request, shaping *provider.Shaping) stri
 		b = renderMessages(req.Messages)
 	}
 	b = append(b, "model: "+req.Model, "params: "+compactJSON(paramsJSON(req.Params)))
-	b = append(b, tail...)
+	b = append(append(b, toolLine(names)...), tail...)
 	if c != nil && slices.Equal(a, b) {
-		// Only the tools or format, which the log keeps as a digest, differ.
-		a = append(a, "tools and format: as recorded (the log keeps only their digest)")
-		b = append(b, "tools and format: as above")
+		// Only the tools' schemas or the format, which the log keeps as
+		// a digest, differ.
+		a = append(a, "tool schemas and format: as recorded (the log keeps only their digest)")
+		b = append(b, "tool schemas and format: as above")
 	}
 	s, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: splitLines(a), B: splitLines(b),
 		FromFile: from, ToFile: "replayed", Context: 2})

@@ -493,6 +493,10 @@ func (a *Agent) invoke(ctx context.Context, work *dialog.Dialog, gov *dialog.Pro
 func (a *Agent) generate(ctx context.Context, work *dialog.Dialog, req *provider.Request, lim Limits, s *CallSession, keep bool) (*dialog.Message, error) {
 	pos := a.position(s.alias)
 	digest := req.Digest()
+	var tools []string
+	for _, f := range req.Tools {
+		tools = append(tools, f.Name)
+	}
 	a.mu.Lock()
 	a.calls++
 	call := a.calls
@@ -505,7 +509,7 @@ func (a *Agent) generate(ctx context.Context, work *dialog.Dialog, req *provider
 		resp, err := a.Model.Generate(provider.WithCallInfo(ctx, pos), req)
 		latency := time.Since(start)
 		rec := &logs.ModelCall{Agent: a.Name, Provider: a.provider(), Model: a.ModelName, Call: call, Attempt: attempt,
-			Alias: pos.Dialog, Turn: pos.Turn, RequestDigest: digest, Params: paramsJSON(a.Params), LatencyMS: ms(latency)}
+			Alias: pos.Dialog, Turn: pos.Turn, RequestDigest: digest, Params: paramsJSON(a.Params), Tools: tools, LatencyMS: ms(latency)}
 		c := Call{Dialog: work.ID(), Attempt: attempt, Digest: digest, Latency: latency, Err: err}
 		if err == nil {
 			resp.Message.Name = a.Name
