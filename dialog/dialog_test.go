@@ -223,14 +223,7 @@ func TestMessageJSONRoundTrip(t *testing.T) {
 		{Role: RoleAssistant, Content: "emb", Vectors: []float64{0.25, -1, 3e-9}},
 	}
 	for i, m := range msgs {
-		b, err := json.Marshal(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var back Message
-		if err := json.Unmarshal(b, &back); err != nil {
-			t.Fatal(err)
-		}
+		back, b := roundTrip(t, m)
 		if !reflect.DeepEqual(back, m) {
 			t.Errorf("message %d changed in a round trip:\n got %+v\nwant %+v\njson %s", i, back, m, b)
 		}
@@ -437,4 +430,19 @@ func TestForestRejectsInconsistentEvents(t *testing.T) {
 	if err := f.Apply(Event{Kind: EventFork, Node: TreeNode{ID: "b", ParentID: "zz"}}); err == nil {
 		t.Fatal("fork of unknown parent accepted")
 	}
+}
+
+// roundTrip encodes m as JSON and decodes it back, returning the message
+// and its JSON.
+func roundTrip(t *testing.T, m Message) (Message, []byte) {
+	t.Helper()
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Message
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	return back, b
 }

@@ -687,14 +687,7 @@ func TestEdgeMessageJSONEveryField(t *testing.T) {
 		Vectors:       []float64{0.25, -1, 3e-9, 1e300},
 	}
 	checkAllSet(t, "Message", reflect.ValueOf(m), map[reflect.Type]bool{})
-	b, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back Message
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
+	back, b := roundTrip(t, m)
 	if !reflect.DeepEqual(back, m) {
 		t.Errorf("round trip changed the message:\n got %+v\nwant %+v", back, m)
 	}

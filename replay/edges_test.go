@@ -137,11 +137,7 @@ func assertExact(t *testing.T, run *logs.Run, res *tactics.Result) *replay.Repor
 // the order of the tree and the log.
 func replayMatches(t *testing.T, run *logs.Run, res *tactics.Result) *replay.Report {
 	t.Helper()
-	rec := mustLoad(t, run)
-	rep, err := replay.Run(t.Context(), rec, replay.Options{})
-	if err != nil {
-		t.Fatalf("replay: %v", err)
-	}
+	rep := replayRun(t, run, replay.Options{})
 	if d := rep.Divergence; d != nil {
 		t.Errorf("replay diverged: %v\n%s", d, d.Diff)
 	}
@@ -307,11 +303,7 @@ mock:
 	}
 	assertExact(t, run, res)
 
-	rec := mustLoad(t, run)
-	rep, err := replay.Run(t.Context(), rec, replay.Options{Set: []string{"agent_configs.judge.max_exception_retry=1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := replayRun(t, run, replay.Options{Set: []string{"agent_configs.judge.max_exception_retry=1"}})
 	d := rep.Divergence
 	if d == nil || d.Position != pos("judge", "main", 3, 1) || d.Recorded == nil || !strings.Contains(d.Reason, "never made") {
 		t.Fatalf("divergence %v, want the judge's third call, never made", d)

@@ -48,11 +48,7 @@ func record(t *testing.T, root, file, task string, sets ...string) *logs.Run {
 
 func replayRun(t *testing.T, run *logs.Run, opts replay.Options) *replay.Report {
 	t.Helper()
-	rec, err := replay.Load(t.Context(), run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := replay.Run(t.Context(), rec, opts)
+	rep, err := replay.Run(t.Context(), mustLoad(t, run), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,12 +118,7 @@ func FromConfig(ctx context.Context, cfg *config.Config) (*Config, error) {
 func serveParamsOf(cfg *config.Config, out *Config) (serveParams, []error) {
 	var p serveParams
 	if err := cfg.DecodeSection("params", &p); err != nil {
-		// Every unknown key and wrong type, at its place.
-		var each interface{ Unwrap() []error }
-		if errors.As(err, &each) {
-			return p, each.Unwrap()
-		}
-		return p, []error{err}
+		return p, []error{err} // every unknown key and wrong type, at its place
 	}
 	var errs []error
 	out.MaxContentBytes = p.MaxContentBytes

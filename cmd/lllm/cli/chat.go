@@ -110,7 +110,7 @@ func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
 	out := bufio.NewWriter(cmd.OutOrStdout())
 	c := &chatClient{base: strings.TrimSuffix(base, "/"), token: token, http: &http.Client{}, agent: agent,
 		sender: o.sender, json: o.format.value == "json", out: out, errw: cmd.ErrOrStderr(),
-		prompt: isTerminalReader(cmd.InOrStdin())}
+		prompt: isTerminal(cmd.InOrStdin())}
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel() // stops the stdin reader
 

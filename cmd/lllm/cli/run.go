@@ -378,14 +378,10 @@ func truncateText(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// isTerminalReader reports whether r is a terminal a person types into.
-func isTerminalReader(r io.Reader) bool {
-	f, ok := r.(*os.File)
+// isTerminal reports whether stream (stdin, stdout or stderr) is a
+// terminal, which a person reads or types into.
+func isTerminal(stream any) bool {
+	f, ok := stream.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 

@@ -15,7 +15,6 @@ import (
 
 	"github.com/lllm-go/lllm/runtime/conversation"
 	"github.com/lllm-go/lllm/runtime/server"
-	"github.com/lllm-go/lllm/tactics"
 )
 
 // DefaultServeAddr is where lllm serve listens and lllm chat connects by
@@ -84,22 +83,6 @@ func tokenFrom(cmd *cobra.Command, name string) (string, error) {
 	return tok, nil
 }
 
-// joinedErrors splits an errors.Join tree, or the one a
-// *tactics.ConfigError wraps, into its errors.
-func joinedErrors(err error) []error {
-	if ce, ok := err.(*tactics.ConfigError); ok && ce.Err != nil {
-		err = ce.Err
-	}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, joinedErrors(e)...)
-		}
-		return out
-	}
-	return []error{err}
-}
-
 func runServe(cmd *cobra.Command, o *serveOptions) error {
 	ctx := cmd.Context()
 	token, err := tokenFrom(cmd, o.tokenEnv)
@@ -111,7 +94,7 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 	}
 	cfg, err := server.LoadConfig(ctx, o.config)
 	if err != nil {
-		return &exitError{code: ExitUsage, errs: joinedErrors(err)}
+		return &exitError{code: ExitUsage, errs: problems(err)}
 	}
 	dataDir := o.dataDir
 	if dataDir == "" {
