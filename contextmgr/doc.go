@@ -12,11 +12,12 @@
 //   - "default": a token budget. The budget is max_tokens, or else the
 //     model's context window ([ContextWindow]); the limit is the budget less
 //     a safety buffer (buffer, default 5000), or half the budget when the
-//     buffer would leave less. If the messages fit they are sent
-//     unchanged. Otherwise the first (system) message is kept, then whole
-//     messages from the newest backwards while they fit; the first one that
-//     does not fit is kept cut from the front, after [TruncationMarker], if
-//     more than 50 tokens of the limit remain.
+//     buffer would leave less, and less what the request's tool
+//     declarations cost ([Tokenizer.CountTools]). If the messages fit they
+//     are sent unchanged. Otherwise the first (system) message is kept,
+//     then whole messages from the newest backwards while they fit; the
+//     first one that does not fit is kept cut from the front, after
+//     [TruncationMarker], if more than 50 tokens of the limit remain.
 //   - "window": the first message and the last n (default 20).
 //   - "summary": over the same limit as "default", the oldest messages are
 //     replaced by a summary that [Input].Summarize writes, in parts that

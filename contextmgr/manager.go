@@ -13,6 +13,10 @@ type Input struct {
 	// Messages is the working copy about to be sent. A manager must not
 	// modify them; it returns the messages to send instead.
 	Messages []*dialog.Message
+	// Tools are the functions the request declares. Their declarations
+	// take room in the context window too: the default and summary
+	// managers count them ([Tokenizer.CountTools]) against their limit.
+	Tools []*dialog.Function
 	// Tokens counts tokens; it memoises per message, so counting the same
 	// messages on every call costs nothing after the first. Share one
 	// Tokenizer across calls; when Tokens is nil a manager uses a fresh one,
@@ -31,8 +35,8 @@ type Result struct {
 	// Action names what was done: "none", "truncate", "window", "summary".
 	Action string
 	// TokensBefore and TokensAfter count the input messages and the
-	// messages to send (0 for the pass-through manager, which counts
-	// nothing).
+	// messages to send, without the tool declarations (0 for the
+	// pass-through manager, which counts nothing).
 	TokensBefore int
 	TokensAfter  int
 	// Note says in a line what was kept and why, for the run log.

@@ -52,12 +52,13 @@ func parseBudget(cfg map[string]any) (budget, error) {
 	return budget{maxTokens: maxTokens, buffer: buffer}, nil
 }
 
-// limit returns the number of tokens the messages may use for model, and a
-// description of where it comes from. The budget is max_tokens if set,
-// else the model's context window; the limit is the budget less the
-// buffer, or half the budget when that is more, so that a larger budget
-// never gives a smaller limit.
-func (b budget) limit(model string) (int, string) {
+// limit returns the number of tokens the messages may use for model when
+// the request's tool declarations take tools tokens, and a description of
+// where it comes from. The budget is max_tokens if set, else the model's
+// context window; the limit is the budget less the buffer, or half the
+// budget when that is more, so that a larger budget never gives a smaller
+// limit, and less the tool declarations.
+func (b budget) limit(model string, tools int) (int, string) {
 	size, src := b.maxTokens, "max_tokens"
 	if size <= 0 {
 		var known bool
@@ -67,10 +68,15 @@ func (b budget) limit(model string) (int, string) {
 			src = fmt.Sprintf("default context window (%q is not a known model)", model)
 		}
 	}
-	if size-b.buffer < size/2 {
-		return size / 2, fmt.Sprintf("%d tokens (half the %s %d, as the buffer %d would leave less)", size/2, src, size, b.buffer)
+	n, why := size-b.buffer, fmt.Sprintf("%s %d - buffer %d", src, size, b.buffer)
+	if n < size/2 {
+		n, why = size/2, fmt.Sprintf("half the %s %d, as the buffer %d would leave less", src, size, b.buffer)
 	}
-	return size - b.buffer, fmt.Sprintf("%d tokens (%s %d - buffer %d)", size-b.buffer, src, size, b.buffer)
+	if tools > 0 {
+		n -= tools
+		why += fmt.Sprintf(" - tool declarations %d", tools)
+	}
+	return n, fmt.Sprintf("%d tokens (%s)", n, why)
 }
 
 // prepared is what every manager needs: a tokenizer, the encoding and the
@@ -80,6 +86,7 @@ type prepared struct {
 	enc    string
 	counts []int
 	total  int
+	tools  int // of the tool declarations
 }
 
 func prepare(ctx context.Context, in Input) (prepared, error) {
@@ -97,6 +104,7 @@ func prepare(ctx context.Context, in Input) (prepared, error) {
 		p.counts[i] = p.tok.countMessage(p.enc, m)
 		p.total += p.counts[i]
 	}
+	p.tools = p.tok.countTools(p.enc, in.Tools)
 	return p, nil
 }
 
@@ -184,7 +192,7 @@ func (d defaultManager) Fit(ctx context.Context, in Input) (Result, error) {
 	}
 	msgs := in.Messages
 	res := Result{Messages: msgs, Action: "none", TokensBefore: p.total, TokensAfter: p.total}
-	limit, desc := d.limit(in.Model)
+	limit, desc := d.limit(in.Model, p.tools)
 	if len(msgs) == 0 || p.total <= limit {
 		return res, nil
 	}

@@ -51,7 +51,7 @@ func (s summaryManager) Fit(ctx context.Context, in Input) (Result, error) {
 	}
 	msgs := in.Messages
 	res := Result{Messages: msgs, Action: "none", TokensBefore: p.total, TokensAfter: p.total}
-	limit, desc := s.limit(in.Model)
+	limit, desc := s.limit(in.Model, p.tools)
 	if len(msgs) == 0 || p.total <= limit {
 		return res, nil
 	}

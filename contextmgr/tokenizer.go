@@ -111,10 +111,11 @@ func EncodingFor(model string) string {
 
 // TokenizerStats counts the work a Tokenizer has done.
 type TokenizerStats struct {
-	// Calls is the number of Count and CountMessage calls.
+	// Calls is the number of Count and CountMessage calls, and of tools
+	// counted by CountTools.
 	Calls int64
-	// MemoHits is the number of CountMessage calls answered from the memo,
-	// without tokenizing.
+	// MemoHits is the number of messages and tools whose count came from
+	// the memo, without tokenizing.
 	MemoHits int64
 	// Tokenized is the total number of tokens produced by actual
 	// tokenization: the work done, including Count calls and the cutting
@@ -140,14 +141,20 @@ type Tokenizer struct {
 	charsPerToken int  // > 0: count ceil(runes/charsPerToken) instead of BPE tokens
 	noMemo        bool // recount on every call (the benchmark's baseline)
 
-	mu   sync.Mutex
-	memo map[memoKey]*memoEntry
+	mu    sync.Mutex
+	memo  map[memoKey]*memoEntry
+	tools map[toolKey]*memoEntry
 
 	calls, memoHits, tokenized, texts atomic.Int64
 }
 
 type memoKey struct {
 	msg weak.Pointer[dialog.Message]
+	enc string
+}
+
+type toolKey struct {
+	fn  weak.Pointer[dialog.Function]
 	enc string
 }
 
@@ -199,25 +206,63 @@ func (t *Tokenizer) countMessage(enc string, m *dialog.Message) int {
 	if m == nil {
 		return 0
 	}
-	t.calls.Add(1)
 	if t.noMemo {
+		t.calls.Add(1)
 		return t.measure(enc, m)
 	}
-	key := memoKey{msg: weak.Make(m), enc: enc}
-	t.mu.Lock()
-	if t.memo == nil {
-		t.memo = map[memoKey]*memoEntry{}
+	return memoised(t, &t.memo, memoKey{msg: weak.Make(m), enc: enc}, m, func() int { return t.measure(enc, m) })
+}
+
+// CountTools returns the number of tokens the declarations of fns cost when
+// sent to model: each one's name, description and parameter schema, as
+// text, and [MessageOverhead]. Like a message's, a function's count is
+// memoised per function pointer and encoding, so a function must not be
+// modified after it has been counted. Nil functions count 0.
+func (t *Tokenizer) CountTools(model string, fns []*dialog.Function) int {
+	return t.countTools(EncodingFor(model), fns)
+}
+
+func (t *Tokenizer) countTools(enc string, fns []*dialog.Function) int {
+	n := 0
+	for _, f := range fns {
+		if f == nil {
+			continue
+		}
+		measure := func() int {
+			return MessageOverhead + t.count(enc, f.Name) + t.count(enc, f.Description) + t.count(enc, string(f.Parameters))
+		}
+		if t.noMemo {
+			t.calls.Add(1)
+			n += measure()
+			continue
+		}
+		n += memoised(t, &t.tools, toolKey{fn: weak.Make(f), enc: enc}, f, measure)
 	}
-	e, ok := t.memo[key]
+	return n
+}
+
+// memoised returns the memoised count of key, measuring it once; the
+// entry is dropped once obj, which key holds weakly, is collected.
+func memoised[K comparable, T any](t *Tokenizer, memo *map[K]*memoEntry, key K, obj *T, measure func() int) int {
+	t.calls.Add(1)
+	t.mu.Lock()
+	if *memo == nil {
+		*memo = map[K]*memoEntry{}
+	}
+	e, ok := (*memo)[key]
 	if !ok {
 		e = &memoEntry{}
-		t.memo[key] = e
-		runtime.AddCleanup(m, t.forget, key)
+		(*memo)[key] = e
+		runtime.AddCleanup(obj, func(key K) {
+			t.mu.Lock()
+			delete(*memo, key)
+			t.mu.Unlock()
+		}, key)
 	}
 	t.mu.Unlock()
 	computed := false
 	e.once.Do(func() {
-		e.n = t.measure(enc, m)
+		e.n = measure()
 		computed = true
 	})
 	if !computed {
@@ -226,18 +271,12 @@ func (t *Tokenizer) countMessage(enc string, m *dialog.Message) int {
 	return e.n
 }
 
-// forget drops a memo entry; it runs once the entry's message is collected.
-func (t *Tokenizer) forget(key memoKey) {
-	t.mu.Lock()
-	delete(t.memo, key)
-	t.mu.Unlock()
-}
-
-// memoLen is the number of memo entries (for tests).
+// memoLen is the number of memo entries, of messages and of tools (for
+// tests).
 func (t *Tokenizer) memoLen() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return len(t.memo)
+	return len(t.memo) + len(t.tools)
 }
 
 // measure counts m without the memo.

@@ -469,20 +469,21 @@ func (a *Agent) invoke(ctx context.Context, work *dialog.Dialog, gov *dialog.Pro
 	if err := ctx.Err(); err != nil {
 		return nil, err // cancelled between two steps: no further call
 	}
-	msgs, shaping, err := a.fit(ctx, work, lim, s)
-	if err != nil {
-		return nil, err
-	}
-	if shaping != nil {
-		ctx = provider.WithShaping(ctx, shaping)
-	}
-	req := &provider.Request{Model: a.ModelName, Messages: msgs, Params: a.Params, Stream: a.Stream}
+	req := &provider.Request{Model: a.ModelName, Params: a.Params, Stream: a.Stream}
 	if gov != nil {
 		req.Format = gov.Format
 		if tools {
 			req.Tools = gov.Functions
 		}
 	}
+	msgs, shaping, err := a.fit(ctx, work, req.Tools, lim, s)
+	if err != nil {
+		return nil, err
+	}
+	if shaping != nil {
+		ctx = provider.WithShaping(ctx, shaping)
+	}
+	req.Messages = msgs
 	return a.generate(ctx, work, req, lim, s, true)
 }
 
@@ -615,10 +616,11 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// fit passes the working copy through the context manager, logs what it
+// fit passes the working copy, and the tools the request declares (which
+// take room in the window too), through the context manager, logs what it
 // did and returns the request's messages and, when a manager ran, what it
 // made them from.
-func (a *Agent) fit(ctx context.Context, work *dialog.Dialog, lim Limits, s *CallSession) ([]*dialog.Message, *provider.Shaping, error) {
+func (a *Agent) fit(ctx context.Context, work *dialog.Dialog, tools []*dialog.Function, lim Limits, s *CallSession) ([]*dialog.Message, *provider.Shaping, error) {
 	msgs := work.Messages()
 	if a.Context == nil {
 		return msgs, nil, nil
@@ -629,7 +631,7 @@ func (a *Agent) fit(ctx context.Context, work *dialog.Dialog, lim Limits, s *Cal
 	}
 	tok := a.Tokens
 	a.mu.Unlock()
-	res, err := a.Context.Fit(ctx, contextmgr.Input{Model: a.ModelName, Messages: msgs, Tokens: tok,
+	res, err := a.Context.Fit(ctx, contextmgr.Input{Model: a.ModelName, Messages: msgs, Tools: tools, Tokens: tok,
 		Summarize: func(ctx context.Context, old []*dialog.Message) (*dialog.Message, error) {
 			return a.summarize(ctx, work, lim, s, old)
 		}})

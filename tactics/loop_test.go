@@ -589,3 +589,33 @@ func TestLogRebuildsEveryAttempt(t *testing.T) {
 		}
 	}
 }
+
+// toolSpy is a pass-through context manager that notes how many tools
+// each request declares.
+type toolSpy struct{ tools []int }
+
+func (s *toolSpy) Fit(ctx context.Context, in contextmgr.Input) (contextmgr.Result, error) {
+	s.tools = append(s.tools, len(in.Tools))
+	return contextmgr.Result{Messages: in.Messages, Action: "none"}, nil
+}
+
+// The context manager is told which tools each request declares, as they
+// take room in the window: those of the governing prompt while tools are
+// offered, none once they are withdrawn.
+func TestContextManagerSeesDeclaredTools(t *testing.T) {
+	sq, _ := dialog.NewFunction("sq", "squares", func(_ context.Context, in numIn) (int, error) { return in.N * in.N, nil })
+	cube, _ := dialog.NewFunction("cube", "cubes", func(_ context.Context, in numIn) (int, error) { return in.N * in.N * in.N, nil })
+	p := dialog.MustPrompt("calc", "Square.", dialog.WithFunctions(sq, cube))
+	m := &script{replies: []any{toolCall("c1", "sq", `{"n":1}`), toolCall("c2", "sq", `{"n":2}`), text("4")}}
+	a, _ := newAgent(t, m, nil)
+	spy := &toolSpy{}
+	a.Context, a.ContextName = spy, "spy"
+	a.Limits.MaxInterruptSteps = 1
+	a.ReceivePrompt(p, nil)
+	if _, _, err := a.Respond(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(spy.tools) != "[2 0 0]" {
+		t.Fatalf("tools the manager saw per call = %v, want [2 0 0] (offered, then withdrawn)", spy.tools)
+	}
+}
