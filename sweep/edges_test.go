@@ -357,6 +357,12 @@ func TestEdgeSpecChangeRerunsWhatChanged(t *testing.T) {
 				t.Errorf("done %d of %d samples, want %d of %d", rep.Done, rep.Samples, fresh.Samples, fresh.Samples)
 			}
 			sameTable(t, "resumed table differs from a fresh run's", rep, fresh)
+			// So does the report read from disk (lllm sweep report).
+			disk, _, err := LoadReport(s.Dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameTable(t, "the report read from disk differs from the run's", disk, rep)
 		})
 	}
 }

@@ -134,6 +134,9 @@ func mergeManifest(dir, src string) error {
 		seen[c.Hash] = true
 	}
 	changed := false
+	if dm.RowSums == nil && sm.RowSums != nil {
+		dm.RowSums, changed = sm.RowSums, true
+	}
 	for _, c := range sm.Cells {
 		if !seen[c.Hash] {
 			dm.Cells = append(dm.Cells, c)

@@ -86,27 +86,15 @@ func (s *Sweep) Report() (*Report, error) {
 	}
 	// Only the samples of the spec as it is: its rows, as they are, its
 	// repeats, scored by its scorers.
-	rows := make(map[string]*Row, len(s.Rows))
-	for i := range s.Rows {
-		rows[s.Rows[i].ID] = &s.Rows[i]
-	}
-	keep := func(r *Record) bool {
-		row := rows[r.Row]
-		if row == nil || r.Repeat >= s.Spec.repeats() || r.RowHash != "" && r.RowHash != strconv.FormatUint(rowSum(row), 16) {
-			return false
-		}
-		for _, name := range m.Scorers {
-			if _, ok := r.Scores[name]; !ok {
-				return false
-			}
-		}
-		return true
-	}
-	return buildReport(s.Dir, m, s.records, false, keep)
+	m.RowSums = rowSums(s.Rows)
+	return buildReport(s.Dir, m, s.records, false)
 }
 
 // LoadReport reads the report of the sweep directory dir from disk: its
-// manifest and every samples file. The warnings are what reading skipped.
+// manifest and every samples file. Like [Sweep.Report], it counts only
+// the samples of the sweep as its last run left it: of its rows as they
+// were then (for directories written since the manifest lists them), its
+// repeats and its scorers. The warnings are what reading skipped.
 func LoadReport(dir string) (*Report, []string, error) {
 	m, err := ReadManifest(dir)
 	if err != nil {
@@ -116,17 +104,16 @@ func LoadReport(dir string) (*Report, []string, error) {
 	if err != nil {
 		return nil, warnings, err
 	}
-	rep, err := buildReport(dir, m, recs, true, nil)
+	rep, err := buildReport(dir, m, recs, true)
 	return rep, warnings, err
 }
 
 // buildReport makes the report of the cells of m from the records recs
-// says stand, streaming the samples files of dir past them; with extra,
-// cells that have records but are not in m are added after them; with keep,
-// only the records it keeps count. What it
-// keeps per cell is bounded (see cellAgg): the memory a report takes does
-// not grow with the number of samples.
-func buildReport(dir string, m *Manifest, recs *Records, extra bool, keep func(*Record) bool) (*Report, error) {
+// says stand and m counts (Manifest.current), streaming the samples files
+// of dir past them; with extra, cells that have records but are not in m
+// are added after them. What it keeps per cell is bounded (see cellAgg):
+// the memory a report takes does not grow with the number of samples.
+func buildReport(dir string, m *Manifest, recs *Records, extra bool) (*Report, error) {
 	rep := &Report{Name: m.Name, Dir: dir, Axes: m.Axes, Scorers: m.Scorers, PassK: m.PassK}
 	aggs := map[string]*cellAgg{}
 	inManifest := map[string]bool{}
@@ -135,7 +122,7 @@ func buildReport(dir string, m *Manifest, recs *Records, extra bool, keep func(*
 	}
 	var more []string
 	err := recs.each([]string{dir}, func(r *Record, row int32) error {
-		if keep != nil && !keep(r) {
+		if !m.current(r) {
 			return nil
 		}
 		a := aggs[r.Cell]

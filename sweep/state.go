@@ -505,6 +505,41 @@ type Manifest struct {
 	// Dataset is a digest of the rows (ids, tasks, expected answers).
 	Dataset string `json:"dataset,omitempty"`
 	Repeats int    `json:"repeats"`
+	// RowSums maps each row's id to the hash of its task and expected
+	// answer, as samples have it in row_hash, so that a report read from
+	// disk counts the samples of the rows as they are now, not of rows
+	// since removed or changed. Manifests before it lack it.
+	RowSums map[string]string `json:"row_sums,omitempty"`
+}
+
+// rowSums is the Manifest's RowSums of rows.
+func rowSums(rows []Row) map[string]string {
+	sums := make(map[string]string, len(rows))
+	for i := range rows {
+		sums[rows[i].ID] = strconv.FormatUint(rowSum(&rows[i]), 16)
+	}
+	return sums
+}
+
+// current reports whether r is a sample of the sweep as m describes it:
+// of one of its rows as the row is now (when m lists them), within its
+// repeats, and scored by every one of its scorers.
+func (m *Manifest) current(r *Record) bool {
+	if m.RowSums != nil {
+		sum, ok := m.RowSums[r.Row]
+		if !ok || r.RowHash != "" && r.RowHash != sum {
+			return false
+		}
+	}
+	if m.Repeats > 0 && r.Repeat >= m.Repeats {
+		return false
+	}
+	for _, name := range m.Scorers {
+		if _, ok := r.Scores[name]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // datasetDigest is the Manifest's Dataset of rows.
