@@ -176,7 +176,7 @@ func keyHint(env string) string {
 
 // missingKey is the error for a missing API key in env.
 func missingKey(env, hint string) error {
-	msg := fmt.Sprintf("set the %s environment variable (export %s=...), or name another variable with api_key_env in the model's config", env, env)
+	msg := fmt.Sprintf("set the %s environment variable (export %s=...), or name another variable with api_key_env in the agent's config (Config.APIKeyEnv in Go)", env, env)
 	if hint != "" {
 		msg += "; " + hint
 	}
