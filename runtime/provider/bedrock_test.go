@@ -454,6 +454,26 @@ func TestBedrockErrors(t *testing.T) {
 	}
 }
 
+// Without credentials the SDK signs nothing and sends nothing: the call
+// fails as an auth error that says so and what to set, not as "other".
+func TestBedrockNoCredentials(t *testing.T) {
+	bedrockEnv(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	f := newBedrockFake(t, bedrockMessage("end_turn", 1, 1, map[string]any{"type": "text", "text": "unreachable"}))
+	m := openBedrockFake(t, f)
+	pe := generateErr(t, context.Background(), m, &Request{Messages: []*dialog.Message{userMsg("hi")}})
+	if pe.Kind != ErrAuth || pe.Retryable() {
+		t.Errorf("error = %v (kind %s), want a final auth error", pe, pe.Kind)
+	}
+	if msg := pe.Error(); !strings.Contains(msg, "no AWS credentials found") || !strings.Contains(msg, "AWS_ACCESS_KEY_ID") {
+		t.Errorf("error %q does not say that no credentials were found and what to set", msg)
+	}
+	if n := len(f.requests()); n != 0 {
+		t.Errorf("%d requests reached the endpoint, want none", n)
+	}
+}
+
 // A reply with text and two tool_use blocks is one message with both
 // calls; sent back with their results, it is one assistant turn (text and
 // both tool_use blocks) and one user turn answering both, so the roles

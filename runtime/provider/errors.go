@@ -37,6 +37,11 @@ var contextLengthWords = []string{
 // badKeyWords are how Google says, with a 400, that the API key is wrong.
 var badKeyWords = []string{"api_key_invalid", "api key not valid", "api key expired"}
 
+// noCredentialsWords say that the AWS SDK could not sign a request: its
+// credential chain (environment, profiles, SSO, container, instance
+// metadata) gave nothing.
+var noCredentialsWords = []string{"get credentials:", "failed to retrieve credentials", "failed to refresh cached credentials"}
+
 // classify turns the error of one adapter call into an *Error. ctx is the
 // call's context, st what the transport recorded (nil when the model does
 // not go through one), streamErr the error the caller's Stream returned,
@@ -98,6 +103,9 @@ func classify(ctx context.Context, provider string, err error, st *callState, st
 		if failed != nil {
 			e.Err = failed
 		}
+	case status == 0 && hasAny(text, noCredentialsWords):
+		// The AWS SDK found no credentials before sending anything.
+		e.Kind, e.Err = ErrAuth, fmt.Errorf("no AWS credentials found: %w", err)
 	case failed != nil:
 		e.Kind, e.Err = ErrNetwork, unreachable(failed)
 	case hasAny(text, contextLengthWords):
