@@ -22,6 +22,13 @@ type Input struct {
 	// Tokenizer across calls; when Tokens is nil a manager uses a fresh one,
 	// and nothing is remembered between calls.
 	Tokens *Tokenizer
+	// Dialog identifies the dialog the call is made for (an agent passes
+	// the id of the dialog it answers, not of its working copy). A manager
+	// that keeps state between calls, as the summary manager keeps its
+	// summaries, keeps it per dialog, so that what it does for one dialog
+	// never depends on another dialog it serves, nor on how the calls of
+	// concurrent dialogs interleave.
+	Dialog string
 	// Summarize, when set, asks a model to summarise messages into one
 	// message (used by the summary manager).
 	Summarize func(ctx context.Context, msgs []*dialog.Message) (*dialog.Message, error)

@@ -56,7 +56,7 @@ func (s summaryManager) Fit(ctx context.Context, in Input) (Result, error) {
 		return res, nil
 	}
 	spans := units(msgs, 1)
-	kept := s.memo.lookup(in.Model, msgs)
+	kept := s.memo.lookup(in.Dialog, in.Model, msgs)
 	if kept.sum != nil && slices.ContainsFunc(spans, func(u span) bool { return u.lo == kept.end }) {
 		sumTokens := p.tok.countMessage(p.enc, kept.sum)
 		if after := p.counts[0] + sumTokens + p.sum(span{kept.end, len(msgs)}); after <= limit {
@@ -90,7 +90,7 @@ func (s summaryManager) Fit(ctx context.Context, in Input) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("contextmgr: summarising %d messages: %w", start-1, err)
 	}
-	s.memo.add(in.Model, msgs[:start], sum)
+	s.memo.add(in.Dialog, in.Model, msgs[:start], sum)
 	sumTokens := p.tok.countMessage(p.enc, sum)
 	res.Messages = summarised(msgs, sum, start)
 	res.Action, res.TokensAfter = "summary", p.counts[0]+sumTokens+tail
@@ -159,20 +159,25 @@ func summarise(ctx context.Context, f func(context.Context, []*dialog.Message) (
 // it stands for, so that later calls on the same dialog (which grows
 // after them) reuse it. An entry holds its messages weakly and goes when
 // the last of them is collected; a new summary of a longer prefix
-// replaces the ones it extends. Whether an entry is found depends only on
-// the dialog, never on other dialogs the manager serves, so a replay makes
-// the same summarizer calls as the run.
+// replaces the ones of the same dialog it extends. Entries are kept per
+// dialog (Input.Dialog): forks share their parent's messages, so without
+// it a branch would find the summary a sibling wrote, or not, depending
+// on which of them the scheduler ran first. Whether an entry is found
+// thus depends only on the dialog, never on other dialogs the manager
+// serves, so a replay makes the same summarizer calls as the run.
 type summaryMemo struct {
 	mu      sync.Mutex
 	entries map[*summaryEntry]struct{}
 }
 
-// summaryEntry is a summary, for model, of msgs[1:end] of the dialogs
-// whose first end messages are of: held weakly, and checked one by one.
+// summaryEntry is a summary, for model, of msgs[1:end] of the dialog
+// (Input.Dialog) whose first end messages are of: held weakly, and
+// checked one by one.
 type summaryEntry struct {
-	model string
-	of    []weak.Pointer[dialog.Message]
-	sum   *dialog.Message
+	dialogID string
+	model    string
+	of       []weak.Pointer[dialog.Message]
+	sum      *dialog.Message
 }
 
 // kept is a summary found for a dialog: of its messages [1, end).
@@ -182,13 +187,13 @@ type kept struct {
 }
 
 // lookup returns the summary for model of the longest prefix of msgs
-// that the memo holds; a zero kept when there is none.
-func (m *summaryMemo) lookup(model string, msgs []*dialog.Message) kept {
+// that the memo holds for the dialog; a zero kept when there is none.
+func (m *summaryMemo) lookup(dlg, model string, msgs []*dialog.Message) kept {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var best kept
 	for e := range m.entries {
-		if n := len(e.of); n > best.end && n < len(msgs) && e.model == model && e.covers(msgs) {
+		if n := len(e.of); n > best.end && n < len(msgs) && e.dialogID == dlg && e.model == model && e.covers(msgs) {
 			best = kept{sum: e.sum, end: n}
 		}
 	}
@@ -205,10 +210,10 @@ func (e *summaryEntry) covers(msgs []*dialog.Message) bool {
 	return true
 }
 
-// add keeps sum as the summary for model of prefix[1:] and drops the
-// entries it extends.
-func (m *summaryMemo) add(model string, prefix []*dialog.Message, sum *dialog.Message) {
-	e := &summaryEntry{model: model, of: make([]weak.Pointer[dialog.Message], len(prefix)), sum: sum}
+// add keeps sum as the dialog's summary for model of prefix[1:] and drops
+// the entries of the dialog it extends.
+func (m *summaryMemo) add(dlg, model string, prefix []*dialog.Message, sum *dialog.Message) {
+	e := &summaryEntry{dialogID: dlg, model: model, of: make([]weak.Pointer[dialog.Message], len(prefix)), sum: sum}
 	for i, msg := range prefix {
 		e.of[i] = weak.Make(msg)
 	}
@@ -218,7 +223,7 @@ func (m *summaryMemo) add(model string, prefix []*dialog.Message, sum *dialog.Me
 		m.entries = map[*summaryEntry]struct{}{}
 	}
 	for old := range m.entries {
-		if old.model == model && len(old.of) < len(e.of) && old.covers(prefix) {
+		if old.dialogID == dlg && old.model == model && len(old.of) < len(e.of) && old.covers(prefix) {
 			delete(m.entries, old)
 		}
 	}

@@ -100,7 +100,8 @@ func (f *Forest) Emit(ev Event) error { return f.Apply(ev) }
 
 // Apply replays one event. Events about one dialog must come in the order
 // they happened, and a fork after the events that gave its parent
-// ParentLen messages.
+// ParentLen messages. The forest's dialogs may be read meanwhile, as a
+// mirror of live dialogs is: a dialog is changed under its own lock.
 func (f *Forest) Apply(ev Event) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -135,6 +136,8 @@ func (f *Forest) Apply(ev Event) error {
 		if ev.Message == nil {
 			return fmt.Errorf("append event for dialog %s without a message", ev.DialogID)
 		}
+		d.mu.Lock()
+		defer d.mu.Unlock()
 		if ev.Index != d.msgs.len() {
 			return fmt.Errorf("dialog %s: message %d appended at position %d", ev.DialogID, ev.Index, d.msgs.len())
 		}
@@ -145,12 +148,16 @@ func (f *Forest) Apply(ev Event) error {
 	return nil
 }
 
+// forkLocked links child, not yet in the forest, to its parent, whose
+// lock it holds meanwhile (f.mu is held too).
 func (f *Forest) forkLocked(child *Dialog) error {
 	n := child.node
 	p := f.dialogs[n.ParentID]
 	if p == nil {
 		return fmt.Errorf("dialog %s forked from unknown dialog %s", n.ID, n.ParentID)
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	fits := n.ParentLen >= 0 && n.ParentLen <= p.msgs.len() && n.LastN >= 0 &&
 		(n.LastN == 0 || n.LastN < n.ParentLen && n.FirstK >= 0 && n.FirstK <= n.ParentLen-n.LastN)
 	if !fits {
@@ -217,7 +224,10 @@ func (f *Forest) SubtreeIDs(id string) []string {
 	}
 	out := []string{id}
 	for i := 0; i < len(out); i++ {
-		out = append(out, f.dialogs[out[i]].node.ChildrenIDs...)
+		d := f.dialogs[out[i]]
+		d.mu.Lock()
+		out = append(out, d.node.ChildrenIDs...)
+		d.mu.Unlock()
 	}
 	return out
 }

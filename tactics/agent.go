@@ -631,7 +631,7 @@ func (a *Agent) fit(ctx context.Context, work *dialog.Dialog, tools []*dialog.Fu
 	}
 	tok := a.Tokens
 	a.mu.Unlock()
-	res, err := a.Context.Fit(ctx, contextmgr.Input{Model: a.ModelName, Messages: msgs, Tools: tools, Tokens: tok,
+	res, err := a.Context.Fit(ctx, contextmgr.Input{Model: a.ModelName, Messages: msgs, Tools: tools, Tokens: tok, Dialog: s.Dialog,
 		Summarize: func(ctx context.Context, old []*dialog.Message) (*dialog.Message, error) {
 			return a.summarize(ctx, work, lim, s, old)
 		}})
