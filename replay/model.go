@@ -168,7 +168,7 @@ func requestDiff(c *Call, req *provider.Request, shaping *provider.Shaping) stri
 		from = "recorded"
 		a = renderMessages(c.Request)
 		if c.Summary {
-			a = append(a, "(a context manager's call to summarise the oldest of these messages)")
+			a = append(a, summaryNote)
 		}
 		if cx := c.Context; cx != nil {
 			a = append(a, contextLine(cx.Manager, cx.Action, cx.MessagesBefore, cx.MessagesAfter))
@@ -181,22 +181,79 @@ func requestDiff(c *Call, req *provider.Request, shaping *provider.Shaping) stri
 		a = append(append(a, toolLine(recorded)...), tail...)
 	}
 	var b []string
-	if shaping != nil {
+	switch {
+	case shaping != nil && shaping.Summary:
+		// The manager's own call: like the recorded side, the working
+		// dialog it summarises from.
+		b = append(renderMessages(shaping.From), summaryNote)
+	case shaping != nil:
 		b = append(renderMessages(shaping.From), contextLine(shaping.Manager, shaping.Action, len(shaping.From), len(req.Messages)))
-	} else {
+	default:
 		b = renderMessages(req.Messages)
 	}
 	b = append(b, "model: "+req.Model, "params: "+compactJSON(paramsJSON(req.Params)))
 	b = append(append(b, toolLine(names)...), tail...)
 	if c != nil && slices.Equal(a, b) {
-		// Only the tools' schemas or the format, which the log keeps as
-		// a digest, differ.
-		a = append(a, "tool schemas and format: as recorded (the log keeps only their digest)")
-		b = append(b, "tool schemas and format: as above")
+		if c.Summary && shaping != nil && shaping.Summary {
+			// Both are the manager's calls for a summary of the same
+			// dialog: they summarise different messages, which the log
+			// keeps only in the digest.
+			a = append(a, "the context manager's summary request: as recorded (the log keeps only its digest)")
+			b = append(b, "the context manager's summary request: "+summarisedOf(shaping.From, req.Messages))
+		} else {
+			// Only the tools' schemas or the format, which the log keeps
+			// as a digest, differ.
+			a = append(a, "tool schemas and format: as recorded (the log keeps only their digest)")
+			b = append(b, "tool schemas and format: as above")
+		}
 	}
 	s, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: splitLines(a), B: splitLines(b),
 		FromFile: from, ToFile: "replayed", Context: 2})
 	return s
+}
+
+// summaryNote marks a context manager's own call for a summary.
+const summaryNote = "(a context manager's call to summarise the oldest of these messages)"
+
+// summarisedOf says which of the working dialog's messages from a
+// summariser's request msgs holds, before its last message, the request
+// to summarise them: their indices, after the summary so far when it
+// starts from one.
+func summarisedOf(from, msgs []*dialog.Message) string {
+	at := make(map[*dialog.Message]int, len(from))
+	for i, m := range from {
+		at[m] = i
+	}
+	var parts []string
+	lo, hi := -1, -1
+	flush := func() {
+		switch {
+		case lo < 0:
+		case lo == hi:
+			parts = append(parts, fmt.Sprintf("message [%d]", lo))
+		default:
+			parts = append(parts, fmt.Sprintf("messages [%d] to [%d]", lo, hi))
+		}
+		lo, hi = -1, -1
+	}
+	for _, m := range msgs[:max(len(msgs)-1, 0)] {
+		i, ok := at[m]
+		switch {
+		case !ok:
+			flush()
+			parts = append(parts, "the summary so far")
+		case lo >= 0 && i == hi+1:
+			hi = i
+		default:
+			flush()
+			lo, hi = i, i
+		}
+	}
+	flush()
+	if len(parts) == 0 {
+		return "no messages"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // contextLine says what a context manager made of a working dialog.

@@ -659,6 +659,9 @@ const summaryRequest = "Summarise the conversation above for your own later use:
 // it as one user message.
 func (a *Agent) summarize(ctx context.Context, work *dialog.Dialog, lim Limits, s *CallSession, old []*dialog.Message) (*dialog.Message, error) {
 	msgs := append(old[:len(old):len(old)], &dialog.Message{Role: dialog.RoleUser, Name: "user", Content: summaryRequest})
+	// Say it is the manager's call, so that a replay compares it with
+	// the recorded call as the working dialog it was made for.
+	ctx = provider.WithShaping(ctx, &provider.Shaping{Manager: a.ContextName, Action: "summary", From: work.Messages(), Summary: true})
 	reply, err := a.generate(ctx, work, &provider.Request{Model: a.ModelName, Messages: msgs, Params: a.Params}, lim, s, false)
 	if err != nil {
 		return nil, fmt.Errorf("summarising %d messages: %w", len(old), err)

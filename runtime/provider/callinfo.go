@@ -47,6 +47,11 @@ type Shaping struct {
 	Action  string // what it did: "none", "truncate", "window", "summary"
 	// From is the working dialog's messages before the manager.
 	From []*dialog.Message
+	// Summary marks the manager's own call for a summary of the oldest of
+	// From's messages: the request is the summariser's, made of some of
+	// them (after the summary so far, if there is one) and the request
+	// to summarise them, not From shaped.
+	Summary bool
 }
 
 type shapingKey struct{}
