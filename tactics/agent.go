@@ -142,6 +142,13 @@ func (a *Agent) Open(alias string, args map[string]any) error {
 	if err := a.checkAlias(alias); err != nil {
 		return err
 	}
+	if a.System != nil {
+		// Before the dialog exists: a prompt that cannot be rendered
+		// leaves no empty dialog in the log.
+		if _, err := a.System.Render(args); err != nil {
+			return fmt.Errorf("agent %s: system prompt: %w", a.Name, err)
+		}
+	}
 	opts := []dialog.Option{dialog.WithAlias(alias)}
 	if a.Log != nil {
 		opts = append(opts, dialog.WithSink(a.Log))

@@ -326,6 +326,23 @@ func TestAgentAliases(t *testing.T) {
 	}
 }
 
+// An Open whose system prompt cannot be rendered leaves nothing in the
+// log: no dialog the agent never held.
+func TestFailedOpenLogsNothing(t *testing.T) {
+	a, run := newAgent(t, &script{}, nil)
+	a.System = dialog.MustPrompt("sys", "You are {role}.")
+	_, before := run.forest(t)
+	if err := a.Open("other", nil); err == nil || !strings.Contains(err.Error(), "role") {
+		t.Fatalf("missing system prompt variable: %v", err)
+	}
+	if _, recs := run.forest(t); len(recs) != len(before) {
+		t.Fatalf("the failed Open wrote %d records", len(recs)-len(before))
+	}
+	if _, err := a.Dialog("other"); err == nil {
+		t.Fatal("the failed Open left a dialog")
+	}
+}
+
 func TestBackoffBoundsAndZeroLimits(t *testing.T) {
 	l := Limits{BackoffBase: 100 * time.Millisecond, BackoffMax: time.Second}
 	for n, want := range map[int]time.Duration{1: 100 * time.Millisecond, 2: 200 * time.Millisecond, 4: 800 * time.Millisecond, 9: time.Second, 80: time.Second} {
