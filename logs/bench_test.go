@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"strings"
@@ -76,9 +75,20 @@ func BenchmarkWriterAppend(b *testing.B) {
 
 var (
 	bigRunOnce sync.Once
+	bigRunDir  string // removed by TestMain
 	bigRunPath string
 	bigRunErr  error
 )
+
+// TestMain removes the run bigRun wrote, which every -count of the
+// benchmarks shares.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if bigRunDir != "" {
+		os.RemoveAll(bigRunDir)
+	}
+	os.Exit(code)
+}
 
 // bigRun writes a run of 10,000 dialogs and 1,000,000 messages: 1,000
 // roots of 100 messages, each forked 9 times (full and partial forks), every
@@ -90,6 +100,7 @@ func bigRun(b *testing.B) string {
 			bigRunErr = err
 			return
 		}
+		bigRunDir = dir
 		w, run, err := Create(dir, RunStart{Tactic: "bench"}, Options{SyncInterval: time.Minute})
 		if err != nil {
 			bigRunErr = err
@@ -124,8 +135,10 @@ func bigRun(b *testing.B) string {
 // 10,000-dialog run and reports the heap it keeps and the most it held.
 func BenchmarkRebuild1M(b *testing.B) {
 	path := bigRun(b)
-	st, _ := os.Stat(path)
-	b.Cleanup(func() { os.RemoveAll(filepath.Dir(filepath.Dir(path))) })
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.SetBytes(st.Size())
 	var peak, kept uint64
 	for b.Loop() {
