@@ -104,7 +104,11 @@ func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
 	if !strings.Contains(base, "://") {
 		base = "http://" + base
 	}
-	if _, err := url.Parse(base); err != nil {
+	u, err := url.Parse(base)
+	if err == nil && u.Port() != "" {
+		err = checkPort(u.Port())
+	}
+	if err != nil {
 		return usageErrorf(cmd, "--addr %q: %v", o.addr, err)
 	}
 	out := bufio.NewWriter(cmd.OutOrStdout())

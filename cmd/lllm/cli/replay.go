@@ -92,7 +92,13 @@ func runReplay(cmd *cobra.Command, o *replayOptions, ref string) error {
 		return err
 	}
 	warn(cmd, rec.Warnings)
-	rep, err := replay.Run(cmd.Context(), rec, replay.Options{LogDir: o.logDir, Set: o.sets})
+	ropts := replay.Options{Set: o.sets}
+	if cmd.Flag("log-dir").Changed {
+		// Else the replay's log goes under the recorded run's log root,
+		// wherever RUN named it.
+		ropts.LogDir = o.logDir
+	}
+	rep, err := replay.Run(cmd.Context(), rec, ropts)
 	if errors.As(err, new(*tactics.ConfigError)) {
 		return configErr(err)
 	}

@@ -85,6 +85,9 @@ func tokenFrom(cmd *cobra.Command, name string) (string, error) {
 
 func runServe(cmd *cobra.Command, o *serveOptions) error {
 	ctx := cmd.Context()
+	if _, err := checkListenAddr(cmd, o.addr, DefaultServeAddr); err != nil {
+		return err
+	}
 	token, err := tokenFrom(cmd, o.tokenEnv)
 	if err != nil {
 		return err

@@ -67,9 +67,9 @@ func runView(cmd *cobra.Command, o *viewOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	host, _, err := net.SplitHostPort(o.addr)
+	host, err := checkListenAddr(cmd, o.addr, defaultViewAddr)
 	if err != nil {
-		return usageErrorf(cmd, "--addr %q is not HOST:PORT, e.g. %s", o.addr, defaultViewAddr)
+		return err
 	}
 	loopback := host == "localhost"
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
@@ -165,6 +165,29 @@ func openBrowser(url string) error {
 		return err
 	}
 	go func() { _ = c.Wait() }()
+	return nil
+}
+
+// checkListenAddr checks the --addr of lllm view and lllm serve, HOST:PORT
+// with a valid port, and returns its host; a malformed one is a usage
+// error, with example as the right form.
+func checkListenAddr(cmd *cobra.Command, addr, example string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", usageErrorf(cmd, "--addr %q is not HOST:PORT, e.g. %s", addr, example)
+	}
+	if err := checkPort(port); err != nil {
+		return "", usageErrorf(cmd, "--addr %q: %v", addr, err)
+	}
+	return host, nil
+}
+
+// checkPort checks the port of an address: a number from 0 to 65535 or a
+// service name.
+func checkPort(port string) error {
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("bad port %q: want a number from 0 to 65535", port)
+	}
 	return nil
 }
 
