@@ -250,6 +250,17 @@ func (d *Dialog) Append(m Message) (*Message, error) {
 	return d.append(m.Clone(), "", false, nil)
 }
 
+// AppendShared adds m itself, not a copy, and returns it: a message
+// another dialog holds (messages are immutable, and dialogs share them as
+// forks do), or one nothing else refers to. Neither m nor what it refers
+// to may change afterwards.
+func (d *Dialog) AppendShared(m *Message) (*Message, error) {
+	if m == nil {
+		return nil, errors.New("dialog: AppendShared: nil message")
+	}
+	return d.append(m, "", false, nil)
+}
+
 // PutText appends text as a message. The dialog's top prompt, with its tools
 // and parser, stays in force unless Governed says otherwise.
 func (d *Dialog) PutText(text string, opts ...PutOption) (*Message, error) {

@@ -125,6 +125,32 @@ func TestForkSharesMessages(t *testing.T) {
 	}
 }
 
+// AppendShared stores the message itself, as forks share theirs; a sink
+// sees it like any append, and a nil message is refused.
+func TestAppendShared(t *testing.T) {
+	var f Forest
+	a := dialogOf(t, 2, WithSink(&f))
+	b, err := a.Fork(0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &Message{Role: RoleAssistant, Content: "shared"}
+	for _, d := range []*Dialog{a, b} {
+		if got, err := d.AppendShared(m); err != nil || got != m || d.At(d.Len()-1) != m {
+			t.Fatalf("AppendShared = %p, %v; want the message itself, stored", got, err)
+		}
+	}
+	for _, d := range []*Dialog{a, b} {
+		mirrored := f.Dialog(d.ID())
+		if mirrored == nil || mirrored.Len() != 3 || mirrored.At(2).Content != "shared" {
+			t.Fatalf("the sink did not see the append to %s", d.ID())
+		}
+	}
+	if _, err := a.AppendShared(nil); err == nil || a.Len() != 3 {
+		t.Fatalf("AppendShared(nil) = %v, length %d", err, a.Len())
+	}
+}
+
 func TestTopPromptGovernsPutText(t *testing.T) {
 	add, err := NewFunction("add", "adds", func(_ context.Context, in struct{ A, B int }) (int, error) { return in.A + in.B, nil })
 	if err != nil {

@@ -424,9 +424,12 @@ func (a *Agent) respond(ctx context.Context, canon *dialog.Dialog, s *CallSessio
 		}
 		parsed, perr := parseReply(gov, reply)
 		if perr == nil {
+			if parsed == nil {
+				return canon.AppendShared(reply) // as the working copy holds it
+			}
 			final := *reply
 			final.Parsed = parsed
-			return canon.Append(final)
+			return canon.AppendShared(&final)
 		}
 		var pe *dialog.ParseError
 		if !errors.As(perr, &pe) || exceptions >= lim.MaxExceptionRetry {
@@ -531,7 +534,8 @@ func (a *Agent) generate(ctx context.Context, work *dialog.Dialog, req *provider
 			reply := &resp.Message
 			if keep {
 				var aerr error
-				if reply, aerr = work.Append(resp.Message); aerr != nil {
+				// The reply is the caller's (provider.Model): stored as it is.
+				if reply, aerr = work.AppendShared(&resp.Message); aerr != nil {
 					return nil, aerr
 				}
 				rec.Reply = &logs.MessageRef{Dialog: work.ID(), Index: work.Len() - 1}

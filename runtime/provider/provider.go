@@ -25,6 +25,8 @@ import (
 // are safe for concurrent use.
 type Model interface {
 	// Generate sends req and returns the model's reply, or an *Error.
+	// The Response is the caller's, which may keep it and change it: a
+	// model must not refer to it, or change what it refers to, afterwards.
 	Generate(ctx context.Context, req *Request) (*Response, error)
 }
 
