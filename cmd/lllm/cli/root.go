@@ -155,8 +155,8 @@ Every run writes a log under a log root (./logs unless --log-dir says
 otherwise), one directory per run. lllm lists those runs, rebuilds the dialog
 tree of a run from its log alone, and prints its transcripts.
 
-A RUN argument is a run directory, a run id, a unique prefix or suffix of
-one, or "latest".`,
+A RUN argument is a run directory (or its events.jsonl), a run id, a
+unique prefix or suffix of one, or "latest".`,
 		Example: `  # Run a config on one task, then list the runs under ./logs
   lllm run configs/quickstart.yaml --task "Capital of France?"
   lllm runs

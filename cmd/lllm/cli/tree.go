@@ -57,8 +57,8 @@ not kept (it did not parse, or its model call failed) is a failed attempt.
 A log whose last line was cut off (a crash mid-write) is read up to that
 line, with a warning on stderr.
 
-RUN is a run directory, a run id, a unique prefix or suffix of one, or
-"latest".`,
+RUN is a run directory (or its events.jsonl), a run id, a unique prefix
+or suffix of one, or "latest".`,
 		Example: `  # The whole forest of the latest run
   lllm tree latest
 
