@@ -42,7 +42,7 @@ func encodeRecord(b []byte, rec *Record) ([]byte, error) {
 // records, and any in doubt, are encoded by Write, which refuses them if
 // they fail.
 func encodable(r *Record) bool {
-	if r.RunStart != nil || r.RunEnd != nil || r.TacticStart != nil || r.TacticEnd != nil {
+	if r.RunStart != nil || r.RunEnd != nil || r.TacticStart != nil || r.TacticEnd != nil || r.Declarations != nil {
 		return false
 	}
 	if m := r.Message; m != nil {
@@ -149,6 +149,12 @@ func appendRecordJSON(b []byte, r *Record) (_ []byte, err error) {
 	if r.TacticEnd != nil {
 		b = append(b, `,"tactic_end":`...)
 		if b, err = appendEncodingJSON(b, r.TacticEnd); err != nil {
+			return b, err
+		}
+	}
+	if r.Declarations != nil {
+		b = append(b, `,"declarations":`...)
+		if b, err = appendEncodingJSON(b, r.Declarations); err != nil {
 			return b, err
 		}
 	}
@@ -495,6 +501,10 @@ func appendModelCall(b []byte, c *ModelCall) (_ []byte, err error) {
 			b = jsontext.AppendString(b, t)
 		}
 		b = append(b, ']')
+	}
+	if c.Declarations != "" {
+		b = append(b, `,"declarations":`...)
+		b = jsontext.AppendString(b, c.Declarations)
 	}
 	if c.Reply != nil {
 		b = append(b, `,"reply":{"dialog":`...)

@@ -243,6 +243,7 @@ func (f *filler) time() time.Time {
 var allKinds = []Kind{
 	KindRunStart, KindRunEnd, KindDialogOpen, KindFork, KindMessage,
 	KindModelCall, KindToolCall, KindContext, KindTacticStart, KindTacticEnd,
+	KindDeclarations,
 }
 
 // record returns a random record of the given kind with its payload set
@@ -282,18 +283,24 @@ func TestEncodeRecordMatchesEncodingJSON(t *testing.T) {
 			if bad {
 				n = 3000
 			}
-			deferred := 0
+			deferred, frequent := 0, 0
 			for i := range n {
 				rec := f.record(allKinds[i%len(allKinds)])
 				if _, err := stdEncode(rec); err != nil {
 					failed++
 				}
 				checkEncode(t, rec, f.r.IntN(2)*4096)
-				deferred += checkEncodable(t, rec)
+				switch rec.Kind {
+				case KindDialogOpen, KindFork, KindMessage, KindModelCall, KindToolCall, KindContext:
+					frequent++
+					deferred += checkEncodable(t, rec)
+				default:
+					checkEncodable(t, rec)
+				}
 			}
 			// Most records of the frequent kinds are left to the flush.
-			if !bad && deferred < n/3 {
-				t.Errorf("only %d of %d records are encodable later", deferred, n)
+			if !bad && deferred < frequent/2 {
+				t.Errorf("only %d of %d records of the frequent kinds are encodable later", deferred, frequent)
 			}
 			// Both the error and the success paths must be exercised.
 			if bad && (failed < n/20 || failed > n/2) || !bad && failed > 0 {

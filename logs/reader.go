@@ -249,6 +249,8 @@ func (r *Record) hasPayload() bool {
 		return r.TacticStart != nil
 	case KindTacticEnd:
 		return r.TacticEnd != nil
+	case KindDeclarations:
+		return r.Declarations != nil && r.Declarations.Digest != ""
 	}
 	return false
 }

@@ -9,6 +9,8 @@
 package logs
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"time"
 
@@ -21,7 +23,7 @@ import (
 const (
 	FormatName   = "lllm-go/run-log"
 	VersionMajor = 1
-	VersionMinor = 3
+	VersionMinor = 4
 )
 
 // Kind is the kind of a record. The payload of a record is under the key
@@ -40,12 +42,15 @@ const (
 	KindContext     Kind = "context"
 	KindTacticStart Kind = "tactic_start"
 	KindTacticEnd   Kind = "tactic_end"
+	// KindDeclarations holds the tools and format model calls declare,
+	// once per run for each distinct set (since format 1.4).
+	KindDeclarations Kind = "declarations"
 )
 
 func (k Kind) known() bool {
 	switch k {
 	case KindRunStart, KindRunEnd, KindDialogOpen, KindFork, KindMessage,
-		KindModelCall, KindToolCall, KindContext, KindTacticStart, KindTacticEnd:
+		KindModelCall, KindToolCall, KindContext, KindTacticStart, KindTacticEnd, KindDeclarations:
 		return true
 	}
 	return false
@@ -74,6 +79,8 @@ type Record struct {
 	Context     *ContextAction   `json:"context,omitempty"`
 	TacticStart *TacticStart     `json:"tactic_start,omitempty"`
 	TacticEnd   *TacticEnd       `json:"tactic_end,omitempty"`
+	// Declarations is set in records of KindDeclarations.
+	Declarations *Declarations `json:"declarations,omitempty"`
 }
 
 // RunStart opens every log: what ran, on what, from which code.
@@ -151,6 +158,10 @@ type ModelCall struct {
 	// Tools names the tools the request offered (since format 1.3), so
 	// that a replay can say which changed.
 	Tools []string `json:"tools,omitempty"`
+	// Declarations is the digest of the declarations record holding the
+	// tools' schemas and the format the request sent, if it sent either
+	// (since format 1.4).
+	Declarations string `json:"declarations,omitempty"`
 	// Reply points at the message record holding the reply, if one came.
 	Reply *MessageRef `json:"reply,omitempty"`
 	// Text is the reply's text when it went into no dialog (a context
@@ -160,6 +171,60 @@ type ModelCall struct {
 	USD       float64      `json:"usd,omitzero"`
 	LatencyMS float64      `json:"latency_ms"`
 	Error     *CallError   `json:"error,omitempty"`
+}
+
+// Declarations are the tools and the output format model calls declare,
+// written once per run for each distinct set and named by their digest in
+// those calls' records, so that a replay can say how they changed.
+type Declarations struct {
+	// Digest names the set: "sha256:" and the hex SHA-256 of the JSON
+	// of Tools and Format.
+	Digest string `json:"digest"`
+	Tools  []Tool `json:"tools,omitempty"`
+	// Format is the JSON schema the replies had to follow.
+	Format json.RawMessage `json:"format,omitempty"`
+}
+
+// Tool is a tool's declaration as a model call sent it.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Required    []string        `json:"required,omitempty"`
+	Strict      bool            `json:"strict,omitempty"`
+}
+
+// DeclarationsOf returns the declarations of fns and format, with their
+// digest; nil when there are neither. A schema that is not valid JSON is
+// kept as a JSON string of its text.
+func DeclarationsOf(fns []*dialog.Function, format json.RawMessage) *Declarations {
+	if len(fns) == 0 && len(format) == 0 {
+		return nil
+	}
+	d := &Declarations{Format: rawOrString(format)}
+	for _, f := range fns {
+		if f != nil {
+			d.Tools = append(d.Tools, Tool{Name: f.Name, Description: f.Description,
+				Parameters: rawOrString(f.Parameters), Required: f.Required, Strict: f.Strict})
+		}
+	}
+	b, _ := json.Marshal(struct { // every raw value is valid: it cannot fail
+		Tools  []Tool          `json:"tools,omitempty"`
+		Format json.RawMessage `json:"format,omitempty"`
+	}{d.Tools, d.Format})
+	sum := sha256.Sum256(b)
+	d.Digest = "sha256:" + hex.EncodeToString(sum[:])
+	return d
+}
+
+// rawOrString returns raw, or the JSON string of its text when it is not
+// valid JSON.
+func rawOrString(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || json.Valid(raw) {
+		return raw
+	}
+	s, _ := json.Marshal(string(raw))
+	return s
 }
 
 // MessageRef points at a message in the log by dialog and position.

@@ -73,6 +73,9 @@ type Writer struct {
 	closed  bool
 	start   time.Time
 	totals  Totals // of the records accepted so far
+	// declared holds the digests of the declarations records written:
+	// each set is written once.
+	declared map[string]bool
 
 	wmu   sync.Mutex // held while handing a batch to the OS, to keep batches in order
 	buf   []byte     // a batch's encoding; guarded by wmu
@@ -197,7 +200,8 @@ type queued struct {
 // Write appends rec, setting its Seq and Time, and returns once it is
 // queued; see Options.FlushDelay for when it reaches the OS. What rec
 // points to is encoded later and must not change after Write (dialog
-// messages never do); rec itself may.
+// messages never do); rec itself may. A declarations record whose digest
+// the log holds already is dropped: each set is written once per run.
 func (w *Writer) Write(rec *Record) error { return w.write(rec, false) }
 
 // write is Write; with last, rec is the run_end, its totals are those of
@@ -216,6 +220,10 @@ func (w *Writer) write(rec *Record, last bool) error {
 		w.mu.Unlock()
 		return w.err
 	}
+	if d := rec.Declarations; d != nil && w.declared[d.Digest] {
+		w.mu.Unlock()
+		return nil // once per run
+	}
 	rec.Seq = w.seq + 1
 	rec.Time = time.Now().UTC()
 	if last {
@@ -231,6 +239,12 @@ func (w *Writer) write(rec *Record, last bool) error {
 			return fmt.Errorf("logs: encoding %s record: %w", rec.Kind, err)
 		}
 		w.queue = append(w.queue, queued{line: line})
+	}
+	if d := rec.Declarations; d != nil {
+		if w.declared == nil {
+			w.declared = map[string]bool{}
+		}
+		w.declared[d.Digest] = true
 	}
 	w.seq++
 	w.count(rec)

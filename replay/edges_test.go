@@ -340,14 +340,41 @@ mock:
 		"+You are reaching the limit of tool calls. Provide the final response.")
 }
 
-// Offering other tools is a change the diff must show, though the log
-// keeps only a digest of the tools sent.
+// Offering other tools is a change the diff must show: since format 1.4
+// the log keeps their declarations, and the diff adds the new tool's.
 func TestEdgeChangedTools(t *testing.T) {
 	_, run := recordEdge(t, t.Context(), configFile(t, "react.yaml"), "What is (17 + 25) * 3?", logs.StatusOK)
 	d := assertDiverges(t, run, []string{"params.tools=[calculator, word_count, echo]"}, pos("agent", "main", 1, 1))
-	// Since format 1.3 the log names the tools offered: the diff shows both lists.
-	if !regexp.MustCompile(`(?m)^-tools: `).MatchString(d.Diff) || !regexp.MustCompile(`(?m)^\+tools: .*echo`).MatchString(d.Diff) {
-		t.Errorf("the diff does not show that the tools changed:\n%q", d.Diff)
+	if !regexp.MustCompile(`(?m)^\+tool echo: `).MatchString(d.Diff) || regexp.MustCompile(`(?m)^-`).MatchString(strings.SplitN(d.Diff, "@@", 3)[2]) {
+		t.Errorf("the diff does not show just the added tool:\n%s", d.Diff)
+	}
+}
+
+// A log of format 1.3 names the tools but keeps their schemas only as a
+// digest: the diff of a change of tools shows the names.
+func TestEdgeChangedToolsFormat13(t *testing.T) {
+	_, run := recordEdge(t, t.Context(), configFile(t, "react.yaml"), "What is (17 + 25) * 3?", logs.StatusOK)
+	path := filepath.Join(run.Dir, logs.EventsFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, l := range strings.SplitAfter(string(data), "\n") {
+		if !strings.Contains(l, `"kind":"declarations"`) {
+			kept = append(kept, regexp.MustCompile(`,"declarations":"[^"]*"`).ReplaceAllString(l, ""))
+		}
+	}
+	old := strings.Replace(strings.Join(kept, ""), fmt.Sprintf(`"version":"%d.%d"`, logs.VersionMajor, logs.VersionMinor), `"version":"1.3"`, 1)
+	if old == string(data) || strings.Contains(old, "declarations") {
+		t.Fatal("the log was not turned into a 1.3 log")
+	}
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := assertDiverges(t, run, []string{"params.tools=[calculator, word_count, echo]"}, pos("agent", "main", 1, 1))
+	if !regexp.MustCompile(`(?m)^-tools: calculator, word_count$`).MatchString(d.Diff) || !regexp.MustCompile(`(?m)^\+tools: calculator, word_count, echo$`).MatchString(d.Diff) {
+		t.Errorf("the diff does not show the tools' names:\n%s", d.Diff)
 	}
 }
 
@@ -550,7 +577,7 @@ func TestEdgeSummaryBeforeFormat13(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := regexp.MustCompile(`,"text":"(?:[^"\\]|\\.)*"`)
-	lines := strings.SplitAfter(strings.Replace(string(data), `"version":"1.3"`, `"version":"1.2"`, 1), "\n")
+	lines := strings.SplitAfter(strings.Replace(string(data), fmt.Sprintf(`"version":"%d.%d"`, logs.VersionMajor, logs.VersionMinor), `"version":"1.2"`, 1), "\n")
 	taken := 0
 	for i, l := range lines {
 		if strings.Contains(l, `"kind":"model_call"`) && text.MatchString(l) {

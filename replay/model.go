@@ -145,22 +145,21 @@ func (m *Model) diverge(d *Divergence) error {
 // which shaping made from a working dialog when a context manager ran.
 // The log keeps the working dialogs, not what a context manager made of
 // them, so both sides show the dialog before the manager and a line for
-// what it did. The log names the tools offered (since format 1.3) but
-// keeps only a digest of the format, so both sides show it as replayed.
+// what it did. Since format 1.4 the log keeps the tools' declarations
+// and the format, shown in full; before, it named the tools (since 1.3)
+// and kept the rest only as a digest, so both sides show those as
+// replayed.
 func requestDiff(c *Call, req *provider.Request, shaping *provider.Shaping) string {
-	names := make([]string, len(req.Tools))
-	for i, f := range req.Tools {
-		names[i] = f.Name
-	}
-	toolLine := func(names []string) []string {
-		if len(names) == 0 {
-			return nil
+	replayed := declarationLines(logs.DeclarationsOf(req.Tools, req.Format))
+	kept := c != nil && c.declarationsKept
+	if !kept {
+		replayed = nil
+		if names := toolNames(req.Tools); names != nil {
+			replayed = append(replayed, "tools: "+strings.Join(names, ", "))
 		}
-		return []string{"tools: " + strings.Join(names, ", ")}
-	}
-	var tail []string
-	if len(req.Format) > 0 {
-		tail = append(tail, "format: "+compactJSON(req.Format))
+		if len(req.Format) > 0 {
+			replayed = append(replayed, "format: "+compactJSON(req.Format))
+		}
 	}
 	from := "recorded (no such call)"
 	var a []string
@@ -174,11 +173,18 @@ func requestDiff(c *Call, req *provider.Request, shaping *provider.Shaping) stri
 			a = append(a, contextLine(cx.Manager, cx.Action, cx.MessagesBefore, cx.MessagesAfter))
 		}
 		a = append(a, "model: "+c.Record.Model, "params: "+compactJSON(c.Record.Params))
-		recorded := c.Record.Tools
-		if recorded == nil {
-			recorded = names // a log before 1.3: only their digest
+		switch {
+		case kept:
+			a = append(a, declarationLines(c.Declarations)...)
+		case c.Record.Tools != nil:
+			// Format 1.3: the tools' names; the format as replayed.
+			a = append(a, "tools: "+strings.Join(c.Record.Tools, ", "))
+			if len(req.Format) > 0 {
+				a = append(a, "format: "+compactJSON(req.Format))
+			}
+		default:
+			a = append(a, replayed...) // before 1.3: only their digest
 		}
-		a = append(append(a, toolLine(recorded)...), tail...)
 	}
 	var b []string
 	switch {
@@ -192,15 +198,16 @@ func requestDiff(c *Call, req *provider.Request, shaping *provider.Shaping) stri
 		b = renderMessages(req.Messages)
 	}
 	b = append(b, "model: "+req.Model, "params: "+compactJSON(paramsJSON(req.Params)))
-	b = append(append(b, toolLine(names)...), tail...)
+	b = append(b, replayed...)
 	if c != nil && slices.Equal(a, b) {
-		if c.Summary && shaping != nil && shaping.Summary {
+		switch {
+		case c.Summary && shaping != nil && shaping.Summary:
 			// Both are the manager's calls for a summary of the same
 			// dialog: they summarise different messages, which the log
 			// keeps only in the digest.
 			a = append(a, "the context manager's summary request: as recorded (the log keeps only its digest)")
 			b = append(b, "the context manager's summary request: "+summarisedOf(shaping.From, req.Messages))
-		} else {
+		case !kept:
 			// Only the tools' schemas or the format, which the log keeps
 			// as a digest, differ.
 			a = append(a, "tool schemas and format: as recorded (the log keeps only their digest)")
@@ -210,6 +217,41 @@ func requestDiff(c *Call, req *provider.Request, shaping *provider.Shaping) stri
 	s, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: splitLines(a), B: splitLines(b),
 		FromFile: from, ToFile: "replayed", Context: 2})
 	return s
+}
+
+// toolNames are the names of fns; nil when there are none.
+func toolNames(fns []*dialog.Function) []string {
+	var names []string
+	for _, f := range fns {
+		names = append(names, f.Name)
+	}
+	return names
+}
+
+// declarationLines shows declarations as lines of a diff: each tool, its
+// schema and its required parameters, then the format.
+func declarationLines(d *logs.Declarations) []string {
+	if d == nil {
+		return nil
+	}
+	var out []string
+	for _, t := range d.Tools {
+		line := "tool " + t.Name
+		if t.Description != "" {
+			line += ": " + t.Description
+		}
+		out = append(out, line, "  parameters: "+compactJSON(t.Parameters))
+		if len(t.Required) > 0 {
+			out = append(out, "  required: "+strings.Join(t.Required, ", "))
+		}
+		if t.Strict {
+			out = append(out, "  strict")
+		}
+	}
+	if len(d.Format) > 0 {
+		out = append(out, "format: "+compactJSON(d.Format))
+	}
+	return out
 }
 
 // summaryNote marks a context manager's own call for a summary.

@@ -43,6 +43,13 @@ type Call struct {
 	Summary bool
 	// Reply is the recorded reply; nil when the call failed.
 	Reply *dialog.Message
+	// Declarations are the tools and format the call declared; nil when
+	// it declared none, or when its log (before format 1.4) kept only
+	// their names and digest.
+	Declarations *logs.Declarations
+	// declarationsKept is set when the log keeps the declarations (format
+	// 1.4 on), so that a nil Declarations means there were none.
+	declarationsKept bool
 }
 
 // Recording is the model calls of a run, by position. It is safe for
@@ -76,6 +83,8 @@ func Load(ctx context.Context, run *logs.Run) (*Recording, error) {
 	var forest dialog.Forest
 	lengths := map[*Call]int{}
 	shaped := map[string]*logs.ContextAction{} // by working dialog, until its call
+	declarations := map[string]*logs.Declarations{}
+	kept := !olderThan(start.Version, 1, 4)
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -101,6 +110,10 @@ func Load(ctx context.Context, run *logs.Run) (*Recording, error) {
 			shaped[lr.Dialog] = lr.Context
 			continue
 		}
+		if lr.Kind == logs.KindDeclarations && lr.Declarations != nil {
+			declarations[lr.Declarations.Digest] = lr.Declarations
+			continue
+		}
 		mc := lr.ModelCall
 		if lr.Kind != logs.KindModelCall || mc == nil {
 			continue
@@ -109,7 +122,8 @@ func Load(ctx context.Context, run *logs.Run) (*Recording, error) {
 			return nil, fmt.Errorf("replay: run %s was recorded with log format %s, whose model calls have no position (alias and turn); replay needs a run recorded with format 1.1 or newer: run it again", run.ID, start.Version)
 		}
 		c := &Call{Position: Position{Agent: mc.Agent, Dialog: mc.Alias, Turn: mc.Turn, Attempt: mc.Attempt},
-			Seq: lr.Seq, Dialog: lr.Dialog, Record: mc, Context: shaped[lr.Dialog]}
+			Seq: lr.Seq, Dialog: lr.Dialog, Record: mc, Context: shaped[lr.Dialog],
+			Declarations: declarations[mc.Declarations], declarationsKept: kept}
 		delete(shaped, lr.Dialog)
 		if d := forest.Dialog(lr.Dialog); d != nil {
 			lengths[c] = d.Len()

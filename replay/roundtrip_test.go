@@ -785,7 +785,17 @@ func TestRoundTripOneConfigChange(t *testing.T) {
 		{scenario: "best_of_n", set: "params.n=2", at: rtPos("judge", "main", 1), served: 2},
 		{scenario: "react", set: "params.tools=[calculator, word_count]", at: rtPos("agent", "main", 1),
 			changed: func(string) []string {
-				return []string{"-tools: calculator, word_count, rt_glossary", "+tools: calculator, word_count"}
+				// Its whole declaration, which the log keeps since 1.4.
+				fn, err := tactics.LookupTool("rt_glossary")
+				if err != nil {
+					t.Fatal(err)
+				}
+				var schema any
+				if err := json.Unmarshal(fn.Parameters, &schema); err != nil {
+					t.Fatal(err)
+				}
+				compact, _ := json.Marshal(schema)
+				return []string{"-tool rt_glossary: " + fn.Description, "-  parameters: " + string(compact), "-  required: " + strings.Join(fn.Required, ", ")}
 			}},
 		{scenario: "context_default", set: "global.context_manager.max_tokens=100000"},
 		{scenario: "context_window", set: "global.context_manager.n=3"},
@@ -842,14 +852,17 @@ func TestRoundTripChangedToolDeclaration(t *testing.T) {
 	desc, schema := fn.Description, slices.Clone(fn.Parameters)
 	restore := func() { fn.Description, fn.Parameters = desc, schema }
 	t.Cleanup(restore)
+	// Since format 1.4 the log keeps the declarations: the diff shows the
+	// one line that changed, on both sides.
 	changes := []struct {
-		name   string
-		change func()
+		name      string
+		change    func()
+		old, new_ string // what the changed lines hold
 	}{
-		{"description", func() { fn.Description = "Defines a word, briefly." }},
+		{"description", func() { fn.Description = "Defines a word, briefly." }, "tool rt_glossary: " + desc, "tool rt_glossary: Defines a word, briefly."},
 		{"schema", func() {
 			fn.Parameters = json.RawMessage(strings.Replace(string(schema), "the word to define", "the word to define, in lower case", 1))
-		}},
+		}, `"the word to define"`, `"the word to define, in lower case"`},
 	}
 	for _, b := range []rtBackend{rtOpenAI, rtMock} {
 		for _, c := range changes {
@@ -866,16 +879,9 @@ func TestRoundTripChangedToolDeclaration(t *testing.T) {
 				rec, rep := rtReplay(t, run)
 				d := rtAssertDiverged(t, rec, rep, rtPos("agent", "main", 1), nil)
 				got := rtChangedLines(d.Diff)
-				if len(got) == 0 {
-					t.Fatalf("the diff shows no change:\n%s", d.Diff)
-				}
-				for _, l := range got {
-					if !regexp.MustCompile(`(?i)tool`).MatchString(l) {
-						t.Errorf("the diff shows a change other than the tools': %q\n%s", l, d.Diff)
-					}
-				}
-				if !strings.Contains(d.Diff, "digest") {
-					t.Errorf("the diff does not say that the tools' declarations are kept only as a digest:\n%s", d.Diff)
+				if len(got) != 2 || !strings.HasPrefix(got[0], "-") || !strings.Contains(got[0], c.old) ||
+					!strings.HasPrefix(got[1], "+") || !strings.Contains(got[1], c.new_) {
+					t.Errorf("the diff does not show just the changed declaration (%q, then %q):\n%s", c.old, c.new_, d.Diff)
 				}
 			})
 		}

@@ -102,6 +102,8 @@ type Agent struct {
 	current string
 	calls   int    // model invocations so far, numbering model_call records
 	turns   *turns // numbers its calls per alias; a Session shares the run's
+	// declared holds the digests of the declarations this agent logged.
+	declared map[string]bool
 }
 
 // turns numbers the model calls of a run's agents per agent name and
@@ -448,6 +450,31 @@ func (a *Agent) respond(ctx context.Context, canon *dialog.Dialog, s *CallSessio
 	}
 }
 
+// declare logs the tools and format req declares, the first time this
+// agent sends them (the log keeps one record per set and run), and
+// returns their digest for the call's records: empty when there are none.
+func (a *Agent) declare(req *provider.Request) (string, error) {
+	d := logs.DeclarationsOf(req.Tools, req.Format)
+	if d == nil || a.Log == nil {
+		return "", nil
+	}
+	a.mu.Lock()
+	seen := a.declared[d.Digest]
+	if !seen {
+		if a.declared == nil {
+			a.declared = map[string]bool{}
+		}
+		a.declared[d.Digest] = true
+	}
+	a.mu.Unlock()
+	if !seen {
+		if err := a.write(&logs.Record{Kind: logs.KindDeclarations, Declarations: d}); err != nil {
+			return "", err
+		}
+	}
+	return d.Digest, nil
+}
+
 // parseReply parses reply with the governing prompt's parser and returns the
 // result as JSON (nil when the prompt has no parser).
 func parseReply(gov *dialog.Prompt, reply *dialog.Message) (json.RawMessage, error) {
@@ -508,6 +535,10 @@ func (a *Agent) generate(ctx context.Context, work *dialog.Dialog, req *provider
 	for _, f := range req.Tools {
 		tools = append(tools, f.Name)
 	}
+	declarations, err := a.declare(req)
+	if err != nil {
+		return nil, err
+	}
 	a.mu.Lock()
 	a.calls++
 	call := a.calls
@@ -520,7 +551,8 @@ func (a *Agent) generate(ctx context.Context, work *dialog.Dialog, req *provider
 		resp, err := a.Model.Generate(provider.WithCallInfo(ctx, pos), req)
 		latency := time.Since(start)
 		rec := &logs.ModelCall{Agent: a.Name, Provider: a.provider(), Model: a.ModelName, Call: call, Attempt: attempt,
-			Alias: pos.Dialog, Turn: pos.Turn, RequestDigest: digest, Params: paramsJSON(a.Params), Tools: tools, LatencyMS: ms(latency)}
+			Alias: pos.Dialog, Turn: pos.Turn, RequestDigest: digest, Params: paramsJSON(a.Params), Tools: tools,
+			Declarations: declarations, LatencyMS: ms(latency)}
 		c := Call{Dialog: work.ID(), Attempt: attempt, Digest: digest, Latency: latency, Err: err}
 		if err == nil {
 			resp.Message.Name = a.Name

@@ -619,3 +619,40 @@ func TestContextManagerSeesDeclaredTools(t *testing.T) {
 		t.Fatalf("tools the manager saw per call = %v, want [2 0 0] (offered, then withdrawn)", spy.tools)
 	}
 }
+
+// The tools and format a call declares are logged once per run, and every
+// call that sends them names them; a call without either names none.
+func TestDeclarationsLoggedOnce(t *testing.T) {
+	sq, _ := dialog.NewFunction("sq", "squares", func(_ context.Context, in numIn) (int, error) { return in.N * in.N, nil })
+	p := dialog.MustPrompt("calc", "Square.", dialog.WithFunctions(sq))
+	m := &script{replies: []any{toolCall("c1", "sq", `{"n":3}`), text("9"), text("plain")}}
+	a, run := newAgent(t, m, nil)
+	a.ReceivePrompt(p, nil)
+	if _, _, err := a.Respond(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Open("plain", nil); err != nil { // no prompt with tools governs it
+		t.Fatal(err)
+	}
+	a.Receive("and now?")
+	if _, _, err := a.Respond(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	_, recs := run.forest(t)
+	var decls []*logs.Declarations
+	for _, r := range recs {
+		if r.Kind == logs.KindDeclarations {
+			decls = append(decls, r.Declarations)
+		}
+	}
+	if len(decls) != 1 || len(decls[0].Tools) != 1 || decls[0].Tools[0].Name != "sq" || decls[0].Tools[0].Description != "squares" {
+		t.Fatalf("declarations records: %+v, want one, of sq", decls)
+	}
+	var named []string
+	for _, r := range modelCalls(recs) {
+		named = append(named, r.ModelCall.Declarations)
+	}
+	if want := []string{decls[0].Digest, decls[0].Digest, ""}; fmt.Sprint(named) != fmt.Sprint(want) {
+		t.Errorf("model calls name declarations %q, want %q", named, want)
+	}
+}
