@@ -454,8 +454,11 @@ func (a *Agent) respond(ctx context.Context, canon *dialog.Dialog, s *CallSessio
 // agent sends them (the log keeps one record per set and run), and
 // returns their digest for the call's records: empty when there are none.
 func (a *Agent) declare(req *provider.Request) (string, error) {
+	if a.Log == nil {
+		return "", nil
+	}
 	d := logs.DeclarationsOf(req.Tools, req.Format)
-	if d == nil || a.Log == nil {
+	if d == nil {
 		return "", nil
 	}
 	a.mu.Lock()
