@@ -97,6 +97,7 @@ func (p *Prompt) derive(kind int) *Prompt {
 	d := &Prompt{
 		Parser:    p.Parser,
 		Format:    p.Format,
+		format:    p.format,
 		Functions: p.Functions,
 		Handler:   p.Handler,
 	}

@@ -2,6 +2,9 @@ package dialog
 
 import (
 	"encoding/json"
+	"errors"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Prompt is a template together with everything that governs the model turn
@@ -19,7 +22,7 @@ type Prompt struct {
 	// Parser parses the model's reply; nil means no parsing.
 	Parser Parser
 	// Format is the JSON schema the reply must follow (structured output);
-	// nil means free text.
+	// nil means free text. See [WithFormat].
 	Format json.RawMessage
 	// Functions are the tools the model may call.
 	Functions []*Function
@@ -28,6 +31,41 @@ type Prompt struct {
 	// Metadata is free-form information about the prompt.
 	Metadata map[string]string
 
-	tmpl     *template     // the parsed Template, set by NewPrompt
-	handlers *handlerCache // the derived handler prompts; nil disables caching
+	tmpl     *template            // the parsed Template, set by NewPrompt
+	format   *jsonschema.Resolved // the resolved Format, set by NewPrompt
+	handlers *handlerCache        // the derived handler prompts; nil disables caching
+}
+
+// CheckFormat reports whether reply, the JSON of a parsed reply, follows
+// the prompt's Format: nil when it does, or when the prompt has no format
+// (or was not built by [NewPrompt]); else a *ParseError saying where it
+// does not, for the model to read.
+func (p *Prompt) CheckFormat(reply json.RawMessage) error {
+	if p == nil || p.format == nil {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal(reply, &v); err != nil {
+		return &ParseError{Msg: "the reply is not valid JSON: " + err.Error(), Err: err}
+	}
+	if err := p.format.Validate(v); err != nil {
+		return &ParseError{Msg: "the reply does not follow the required JSON schema: " + err.Error(), Err: err}
+	}
+	return nil
+}
+
+// resolveFormat resolves a Format for CheckFormat.
+func resolveFormat(schema json.RawMessage) (*jsonschema.Resolved, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(schema, &obj); err != nil || obj == nil {
+		if err == nil {
+			err = errors.New("not a JSON object")
+		}
+		return nil, err
+	}
+	s := new(jsonschema.Schema)
+	if err := json.Unmarshal(schema, s); err != nil {
+		return nil, err
+	}
+	return s.Resolve(nil)
 }

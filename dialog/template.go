@@ -17,7 +17,10 @@ func WithParser(parser Parser) PromptOption {
 }
 
 // WithFormat sets the JSON schema the reply must follow (structured output).
-// The schema must be a JSON object.
+// The schema must be a JSON object that github.com/google/jsonschema-go
+// resolves. Without a parser, or with [JSONParser], the reply is parsed as
+// JSON, and an agent holds it to the schema ([Prompt.CheckFormat]) and asks
+// again, with the exception prompt, when it does not follow it.
 func WithFormat(schema json.RawMessage) PromptOption {
 	return func(p *Prompt) { p.Format = append(json.RawMessage(nil), schema...) }
 }
@@ -69,11 +72,7 @@ func NewPrompt(path, template string, opts ...PromptOption) (*Prompt, error) {
 	}
 	p.tmpl = t
 	if len(p.Format) > 0 {
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(p.Format, &obj); err != nil || obj == nil {
-			if err == nil {
-				err = errors.New("not a JSON object")
-			}
+		if p.format, err = resolveFormat(p.Format); err != nil {
 			return nil, fmt.Errorf("dialog: prompt %q: format must be a JSON schema object: %w", path, err)
 		}
 	}

@@ -173,6 +173,7 @@ func TestNewPromptOptions(t *testing.T) {
 		WithFormat(json.RawMessage(`[1]`)),
 		WithFormat(json.RawMessage(`{bad`)),
 		WithFormat(json.RawMessage(`null`)),
+		WithFormat(json.RawMessage(`{"type":"object","properties":{"x":{"$ref":"#/$defs/missing"}}}`)),
 	} {
 		if _, err := NewPrompt("p", "x", bad); err == nil {
 			t.Errorf("NewPrompt with bad option: no error")
@@ -180,6 +181,36 @@ func TestNewPromptOptions(t *testing.T) {
 	}
 	if _, err := NewPrompt("p", "x", nil); err != nil {
 		t.Errorf("NewPrompt with nil option: %v", err)
+	}
+}
+
+// CheckFormat holds a parsed reply to the prompt's format, for the model
+// to read where it does not follow it.
+func TestCheckFormat(t *testing.T) {
+	p := MustPrompt("p", "Answer.", WithFormat(json.RawMessage(
+		`{"type":"object","properties":{"x":{"type":"integer"},"tags":{"type":"array","items":{"type":"string"}}},"required":["x"],"additionalProperties":false}`)))
+	for reply, ok := range map[string]bool{
+		`{"x":3}`:              true,
+		`{"x":3,"tags":["a"]}`: true,
+		`{"y":"not an int"}`:   false, // x missing, y not allowed
+		`{"x":"3"}`:            false,
+		`{"x":3.5}`:            false,
+		`{"x":3,"tags":[1]}`:   false,
+		`{"x":3,"extra":true}`: false,
+	} {
+		err := p.CheckFormat(json.RawMessage(reply))
+		var pe *ParseError
+		if ok && err != nil || !ok && (!errors.As(err, &pe) || !strings.Contains(err.Error(), "does not follow the required JSON schema")) {
+			t.Errorf("CheckFormat(%s) = %v, want ok=%v", reply, err, ok)
+		}
+	}
+	// The derived prompts check the same format; a prompt without one
+	// checks nothing.
+	if err := p.ExceptionPrompt().CheckFormat(json.RawMessage(`{"y":1}`)); err == nil {
+		t.Error("the exception prompt does not check the format")
+	}
+	if err := MustPrompt("q", "Answer.").CheckFormat(json.RawMessage(`{"y":1}`)); err != nil {
+		t.Errorf("no format: %v", err)
 	}
 }
 

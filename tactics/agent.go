@@ -479,7 +479,8 @@ func (a *Agent) declare(req *provider.Request) (string, error) {
 }
 
 // parseReply parses reply with the governing prompt's parser and returns the
-// result as JSON (nil when the prompt has no parser).
+// result as JSON (nil when the prompt has no parser). Structured output
+// (the JSON parser) must also follow the prompt's format.
 func parseReply(gov *dialog.Prompt, reply *dialog.Message) (json.RawMessage, error) {
 	if gov == nil {
 		return nil, nil
@@ -498,6 +499,12 @@ func parseReply(gov *dialog.Prompt, reply *dialog.Message) (json.RawMessage, err
 	parsed, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("encoding parsed output: %w", err)
+	}
+	if _, isJSON := parser.(dialog.JSONParser); isJSON {
+		// The reply is the structured output: it must follow the schema.
+		if err := gov.CheckFormat(parsed); err != nil {
+			return nil, err
+		}
 	}
 	return parsed, nil
 }

@@ -656,3 +656,23 @@ func TestDeclarationsLoggedOnce(t *testing.T) {
 		t.Errorf("model calls name declarations %q, want %q", named, want)
 	}
 }
+
+// Structured output that does not follow the prompt's format is a parse
+// failure: the model is told where, and answers again.
+func TestReplyOffTheFormatIsRetried(t *testing.T) {
+	p := dialog.MustPrompt("verdict", "Judge.", dialog.WithFormat(json.RawMessage(
+		`{"type":"object","properties":{"best":{"type":"integer"}},"required":["best"],"additionalProperties":false}`)))
+	m := &script{replies: []any{text(`{"best": 17, "extra": true}`), text(`{"best": 17}`)}}
+	a, _ := newAgent(t, m, nil)
+	a.ReceivePrompt(p, nil)
+	reply, s, err := a.Respond(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(reply.Parsed) != `{"best":17}` || len(s.Attempts) != 2 || len(m.reqs) != 2 {
+		t.Fatalf("parsed %s after %d attempts, %d calls; want the second reply after a retry", reply.Parsed, len(s.Attempts), len(m.reqs))
+	}
+	if last := m.reqs[1].Messages[len(m.reqs[1].Messages)-1]; !strings.Contains(last.Content, "does not follow the required JSON schema") {
+		t.Errorf("the retry does not say what was wrong: %q", last.Content)
+	}
+}

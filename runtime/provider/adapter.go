@@ -60,7 +60,7 @@ type AdapterConfig struct {
 //   - anthropic: temperature is removed when unset; top_p and top_k are
 //     sent when set (langchaingo drops a 0). max_tokens is required by
 //     the API: unset, langchaingo sends 2048. There is no seed, and Format
-//     is not enforced (the prompt's parser still checks the reply).
+//     is not sent (an agent still checks the reply against it).
 //   - ollama (native API): options.temperature is removed when unset (it
 //     would be 0); Format is sent as the "format" JSON schema. The native
 //     API has no tools: a request with tools is an ErrBadRequest, and tool
@@ -77,7 +77,8 @@ type AdapterConfig struct {
 //     before the AWS SDK signs it; other model families are sent as
 //     langchaingo builds them. A reply that stopped at max_tokens keeps
 //     its text and finish reason (langchaingo alone returns an error).
-//     Format is not enforced. Cost is looked up by the vendor's model name
+//     Format is not sent (an agent checks the reply against it). Cost is
+//     looked up by the vendor's model name
 //     ("claude-sonnet-4-5" for "us.anthropic.claude-sonnet-4-5-20250929-v1:0").
 //
 // Images are sent as data-URL image parts, except to anthropic, googleai,
