@@ -394,6 +394,18 @@ func TestRegister(t *testing.T) {
 	if _, err := New(map[string]any{"type": "test-custom", "anything": 1}); err != nil {
 		t.Errorf("custom manager: %v", err)
 	}
+	// A name with capitals is found as registered; the built-ins in any case.
+	Register("test:PinnedWindow", func(cfg map[string]any) (Manager, error) { return windowManager{n: 1}, nil })
+	t.Cleanup(func() { factories.Delete("test:PinnedWindow") })
+	for typ, want := range map[string]any{"test:PinnedWindow": windowManager{n: 1}, " Window ": nil, "NULL": nullManager{}} {
+		m, err := New(map[string]any{"type": typ})
+		if err != nil || want != nil && m != want {
+			t.Errorf("New(type %q) = %v, %v", typ, m, err)
+		}
+	}
+	if _, err := New(map[string]any{"type": "test:pinnedwindow"}); !errors.Is(err, ErrUnknownType) {
+		t.Errorf("a name registered with capitals was found in lower case: %v", err)
+	}
 	for _, name := range []string{"test-custom", "default", ""} {
 		func() {
 			defer func() {

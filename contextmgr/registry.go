@@ -43,8 +43,9 @@ func Names() []string { return factories.Names() }
 //   - no type key, or "default": the default token-budget manager;
 //   - any other registered name: that manager.
 //
-// An unknown type is an error wrapping [ErrUnknownType] that lists the
-// registered names and suggests the closest one. The built-in managers
+// A type is looked up as registered, then in lower case. An unknown type
+// is an error wrapping [ErrUnknownType] that lists the registered names
+// and suggests the closest one. The built-in managers
 // reject keys they do not know.
 func New(cfg map[string]any) (Manager, error) {
 	if cfg == nil {
@@ -56,18 +57,25 @@ func New(cfg map[string]any) (Manager, error) {
 		case nil:
 			name = "none"
 		case string:
-			name = strings.ToLower(strings.TrimSpace(v))
+			name = strings.TrimSpace(v)
 		default:
 			return nil, fmt.Errorf("contextmgr: type must be a string, got %T %v", v, v)
 		}
 	}
-	if name == "null" {
+	if strings.EqualFold(name, "null") {
 		name = "none"
 	}
-	f, name, err := factories.Lookup(name)
+	// As registered, else in lower case: "Window" is the built-in window.
+	f, found, err := factories.Lookup(name)
+	if err != nil {
+		if lf, lfound, lerr := factories.Lookup(strings.ToLower(name)); lerr == nil {
+			f, found, err = lf, lfound, nil
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("contextmgr: %w", err)
 	}
+	name = found
 	m, err := f(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("contextmgr: %s: %w", name, err)
