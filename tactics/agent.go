@@ -25,7 +25,11 @@ type Log interface {
 	Write(*logs.Record) error
 }
 
-// Limits bound an agent's call loop.
+// Limits bound an agent's call loop. Every field is taken as given, zero
+// included (no tools, no retries): to change one, start from the defaults,
+//
+//	lim := tactics.DefaultLimits()
+//	lim.MaxExceptionRetry = 1
 type Limits struct {
 	// MaxExceptionRetry is how many times a reply that fails to parse is
 	// answered with the exception prompt, per Respond; so a Respond makes at
@@ -74,7 +78,8 @@ type Agent struct {
 	ModelName string
 	// Params are the sampling options of every call.
 	Params provider.Params
-	// Limits bound the call loop; the zero value means DefaultLimits.
+	// Limits bound the call loop; the zero value means DefaultLimits, and
+	// any other value is taken as it is (see Limits).
 	Limits Limits
 	// Context shapes each working copy before a call; nil sends it whole.
 	// ContextName names it in the log.

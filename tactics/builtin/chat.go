@@ -2,6 +2,21 @@
 // registers them:
 //
 //	import _ "github.com/lllm-go/lllm/tactics/builtin"
+//
+// Each needs agents of the names below in the config's agent_configs, and
+// takes the params shown (under params):
+//
+//   - chat: assistant; no params. One answer to the task.
+//   - react: agent; max_steps (default 5), tools (default all registered
+//     tools). Tool rounds, then an answer in <answer></answer>.
+//   - best_of_n: solver, judge; n (default 3). The judge picks one of n
+//     candidates.
+//   - debate: pro, con, judge; rounds (default 2). The judge gives a
+//     verdict.
+//   - self_refine: solver, critic; iterations (default 2). The critic's
+//     critiques, each answered with a revision, until it is satisfied.
+//
+// The configs/ directory has a ready config for each.
 package builtin
 
 import (
