@@ -57,7 +57,8 @@ type Config struct {
 	ContextManager map[string]any `yaml:"context_manager,omitempty"`
 	// Params are the tactic's parameters, passed through unchecked.
 	Params map[string]any `yaml:"params,omitempty"`
-	// LogDir is where run logs are written.
+	// LogDir is where run logs are written. A relative path is taken from
+	// the working directory, as lllm's --log-dir is (unlike PromptsDir).
 	LogDir string `yaml:"log_dir,omitempty"`
 	// PromptsDir is the prompts folder as written, relative to the file
 	// that sets it; see PromptsPath.

@@ -37,6 +37,11 @@ import (
 // reason "stop") and to its max_tokens (on a word; finish reason
 // "length").
 //
+// Usage is counted with the tokenizer, and priced like the model the mock
+// is named after: "mock/gpt-4o-mini" costs what gpt-4o-mini would, so
+// budgets and cost columns can be tried offline, while a name no price
+// table knows ("mock/demo") costs nothing.
+//
 // In YAML, durations are strings such as "50ms"; in JSON, nanoseconds.
 type MockConfig struct {
 	// Replies are answered in order, one per call that no rule matches.
