@@ -331,6 +331,8 @@ func TestEdgeSpecChangeRerunsWhatChanged(t *testing.T) {
 		{"changed input", spec, strings.Replace(rows, `"What is 2 + 2?", "expected": 4`, `"What is 5 + 5?", "expected": 10`, 1), 4},
 		{"changed expected", spec, strings.Replace(rows, `"What is 4 + 4?", "expected": 8`, `"What is 4 + 4?", "expected": 9`, 1), 4},
 		{"removed rows", spec, rowsJSONL(3), 0},
+		// The same column, scoring otherwise: 11 for 5 + 5 now passes.
+		{"changed scorer params", strings.Replace(spec, "[numeric]", "[{type: numeric, tolerance: 1}]", 1), rows, -1},
 		{"fewer repeats", strings.Replace(spec, "repeats: 2", "repeats: 1", 1), rows, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -117,8 +118,8 @@ func mergeManifest(dir, src string) error {
 		return writeManifest(dir, sm)
 	}
 	var diffs []string
-	if !slices.Equal(dm.Scorers, sm.Scorers) {
-		diffs = append(diffs, fmt.Sprintf("scorers %v and %v", dm.Scorers, sm.Scorers))
+	if !slices.Equal(dm.Scorers, sm.Scorers) || dm.ScorerSpecs != nil && sm.ScorerSpecs != nil && !maps.Equal(dm.ScorerSpecs, sm.ScorerSpecs) {
+		diffs = append(diffs, fmt.Sprintf("scorers %v and %v (or their params)", dm.Scorers, sm.Scorers))
 	}
 	if dm.Rows != sm.Rows || dm.Dataset != "" && sm.Dataset != "" && dm.Dataset != sm.Dataset {
 		diffs = append(diffs, fmt.Sprintf("dataset of %d rows (%s) and of %d rows (%s)", dm.Rows, dm.Dataset, sm.Rows, sm.Dataset))
@@ -136,6 +137,9 @@ func mergeManifest(dir, src string) error {
 	changed := false
 	if dm.RowSums == nil && sm.RowSums != nil {
 		dm.RowSums, changed = sm.RowSums, true
+	}
+	if dm.ScorerSpecs == nil && sm.ScorerSpecs != nil {
+		dm.ScorerSpecs, changed = sm.ScorerSpecs, true
 	}
 	for _, c := range sm.Cells {
 		if !seen[c.Hash] {

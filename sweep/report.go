@@ -85,8 +85,8 @@ func (s *Sweep) Report() (*Report, error) {
 		m.Cells = append(m.Cells, ManifestCell{Hash: c.Hash, Settings: c.Settings})
 	}
 	// Only the samples of the spec as it is: its rows, as they are, its
-	// repeats, scored by its scorers.
-	m.RowSums = rowSums(s.Rows)
+	// repeats, scored by its scorers with their params.
+	m.RowSums, m.ScorerSpecs = rowSums(s.Rows), s.scorerSpecs()
 	return buildReport(s.Dir, m, s.records, false)
 }
 

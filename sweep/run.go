@@ -182,7 +182,7 @@ func (s *Sweep) Run(ctx context.Context) (*Report, error) {
 // grids that are no longer in it.
 func (s *Sweep) writeManifest() error {
 	m := &Manifest{Name: s.Spec.name(), Spec: s.Spec.Path, Tactic: s.base.TacticType, Rows: len(s.Rows), Dataset: datasetDigest(s.Rows),
-		Repeats: s.Spec.repeats(), PassK: s.Spec.passK(), RowSums: rowSums(s.Rows)}
+		Repeats: s.Spec.repeats(), PassK: s.Spec.passK(), RowSums: rowSums(s.Rows), ScorerSpecs: s.scorerSpecs()}
 	for _, a := range s.Spec.Axes {
 		m.Axes = append(m.Axes, a.Path)
 	}
@@ -265,7 +265,7 @@ func (x *execution) runSample(ctx context.Context, ropts tactics.RunOptions, sm 
 		rec.TokensIn, rec.TokensOut = res.Totals.Cost.InputTokens, res.Totals.Cost.OutputTokens
 		rec.Cost = res.Totals.Cost.USD
 		rec.LatencyMS = float64(latency) / float64(time.Millisecond)
-		rec.Scores, rec.ScoreErrors = make(map[string]float64, len(x.s.scorers)), nil
+		rec.Scores, rec.ScoreErrors, rec.ScorerSpecs = make(map[string]float64, len(x.s.scorers)), nil, x.s.scorerSpecs()
 		if res.Status == logs.StatusOK {
 			rec.Status, rec.Error, rec.Retry = "ok", "", false
 			rec.Answer = answerOf(res.Result, spec.Answer)

@@ -2,6 +2,9 @@ package sweep
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -151,6 +154,20 @@ func (s ScorerSpec) Label() string {
 		return s.Name
 	}
 	return s.Type
+}
+
+// digest names what the scorer computes, its type and params, so that a
+// score made with other params is not taken for one of this scorer.
+func (s ScorerSpec) digest() string {
+	b, err := json.Marshal(struct {
+		Type   string         `json:"type"`
+		Params map[string]any `json:"params,omitempty"`
+	}{s.Type, s.Params})
+	if err != nil {
+		b = fmt.Appendf(nil, "%s %v", s.Type, s.Params)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
 }
 
 // SpecError is a problem with a sweep's spec, dataset, axes, scorers or

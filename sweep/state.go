@@ -55,6 +55,10 @@ type Record struct {
 	RowHash     string             `json:"row_hash,omitempty"`
 	Scores      map[string]float64 `json:"scores"`
 	ScoreErrors map[string]string  `json:"score_errors,omitempty"`
+	// ScorerSpecs maps each score to a digest of its scorer's type and
+	// params, so that a scorer given other params scores again. Records
+	// before it lack it, and their scores stand for the scorers' names.
+	ScorerSpecs map[string]string `json:"scorer_specs,omitempty"`
 	TokensIn    int                `json:"tokens_in"`
 	TokensOut   int                `json:"tokens_out"`
 	Cost        float64            `json:"cost"`
@@ -112,6 +116,7 @@ type recEntry struct {
 	gen      uint32 // the pass of takes that last took it
 	row      uint64 // RowHash, or 0
 	scorers  uint64 // the scorers the record has a score of, as bits of Records.scorers
+	named    bool   // its scores are by name alone (no ScorerSpecs)
 }
 
 // done says whether the sample needs no further run.
@@ -210,25 +215,39 @@ func (rs *Records) add(r *Record) {
 	if old, ok := rs.byKey[k]; ok && !better(e, old) {
 		return
 	}
+	e.named = r.ScorerSpecs == nil
 	for name := range r.Scores {
-		if id := rs.scorers.id(name); id < 64 {
+		if id := rs.scorers.id(scorerKey(name, r.ScorerSpecs[name])); id < 64 {
 			e.scorers |= 1 << id
 		}
 	}
 	rs.byKey[k] = e
 }
 
+// scorerKey names a scorer in Records.scorers: by its column name and,
+// when the record has it, the digest of its spec.
+func scorerKey(name, spec string) string {
+	if spec == "" {
+		return name
+	}
+	return name + "\x00" + spec
+}
+
 // fresh says whether e, standing for a sample of row, was made for the row
 // as it is (its RowHash matches, when it has one) and has a score of each
-// of scorers: if not, the sample runs again.
-func (rs *Records) fresh(e recEntry, row *Row, scorers []string) bool {
+// of scorers (column name to spec digest), made with that spec when the
+// record says: if not, the sample runs again.
+func (rs *Records) fresh(e recEntry, row *Row, scorers map[string]string) bool {
 	if e.row != 0 && e.row != rowSum(row) {
 		return false
 	}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	for _, name := range scorers {
-		if id := rs.scorers.id(name); id < 64 && e.scorers&(1<<id) == 0 {
+	for name, spec := range scorers {
+		if e.named {
+			spec = ""
+		}
+		if id := rs.scorers.id(scorerKey(name, spec)); id < 64 && e.scorers&(1<<id) == 0 {
 			return false
 		}
 	}
@@ -510,6 +529,10 @@ type Manifest struct {
 	// disk counts the samples of the rows as they are now, not of rows
 	// since removed or changed. Manifests before it lack it.
 	RowSums map[string]string `json:"row_sums,omitempty"`
+	// ScorerSpecs maps each scorer's column to the digest of its type and
+	// params (as samples have them in scorer_specs). Manifests before it
+	// lack it.
+	ScorerSpecs map[string]string `json:"scorer_specs,omitempty"`
 }
 
 // rowSums is the Manifest's RowSums of rows.
@@ -523,7 +546,8 @@ func rowSums(rows []Row) map[string]string {
 
 // current reports whether r is a sample of the sweep as m describes it:
 // of one of its rows as the row is now (when m lists them), within its
-// repeats, and scored by every one of its scorers.
+// repeats, and scored by every one of its scorers, with their params
+// (when both say).
 func (m *Manifest) current(r *Record) bool {
 	if m.RowSums != nil {
 		sum, ok := m.RowSums[r.Row]
@@ -537,6 +561,9 @@ func (m *Manifest) current(r *Record) bool {
 	for _, name := range m.Scorers {
 		if _, ok := r.Scores[name]; !ok {
 			return false
+		}
+		if spec, ok := r.ScorerSpecs[name]; ok && m.ScorerSpecs != nil && spec != m.ScorerSpecs[name] {
+			return false // scored with other params
 		}
 	}
 	return true

@@ -75,6 +75,7 @@ type Sweep struct {
 
 type namedScorer struct {
 	name string
+	spec string // ScorerSpec.digest
 	Scorer
 }
 
@@ -130,7 +131,7 @@ func New(ctx context.Context, spec *Spec, opts Options) (*Sweep, error) {
 				errs = append(errs, fmt.Errorf("%s:%d: %w", spec.Path, sc.Line, err))
 				continue
 			}
-			s.scorers = append(s.scorers, namedScorer{sc.Label(), f})
+			s.scorers = append(s.scorers, namedScorer{sc.Label(), sc.digest(), f})
 		}
 	}
 	if len(errs) > 0 {
@@ -236,7 +237,7 @@ type sample struct {
 // the samples one at a time: a sweep of any size is walked in constant
 // memory.
 func (s *Sweep) eachSample(yield func(sm sample, done bool) bool) {
-	scorers := s.scorerNames()
+	scorers := s.scorerSpecs()
 	for r := 0; r < s.Spec.repeats(); r++ {
 		for i := range s.Rows {
 			for _, c := range s.Cells {
@@ -254,18 +255,18 @@ func (s *Sweep) eachSample(yield func(sm sample, done bool) bool) {
 
 // done says whether a sample has a final record made for its row as it is
 // and scored by every one of scorers, the spec's.
-func (s *Sweep) done(cell string, row *Row, repeat int, scorers []string) bool {
+func (s *Sweep) done(cell string, row *Row, repeat int, scorers map[string]string) bool {
 	e, ok := s.records.get(cell, row.ID, repeat)
 	return ok && e.done() && s.records.fresh(e, row, scorers)
 }
 
-// scorerNames are the column names of the spec's scorers.
-func (s *Sweep) scorerNames() []string {
-	names := make([]string, len(s.scorers))
-	for i, sc := range s.scorers {
-		names[i] = sc.name
+// scorerSpecs are the spec's scorers: each column name's ScorerSpec.digest.
+func (s *Sweep) scorerSpecs() map[string]string {
+	specs := make(map[string]string, len(s.scorers))
+	for _, sc := range s.scorers {
+		specs[sc.name] = sc.spec
 	}
-	return names
+	return specs
 }
 
 // Plan is what a run would do, for --dry-run.
