@@ -59,10 +59,10 @@ type Record struct {
 	// params, so that a scorer given other params scores again. Records
 	// before it lack it, and their scores stand for the scorers' names.
 	ScorerSpecs map[string]string `json:"scorer_specs,omitempty"`
-	TokensIn    int                `json:"tokens_in"`
-	TokensOut   int                `json:"tokens_out"`
-	Cost        float64            `json:"cost"`
-	LatencyMS   float64            `json:"latency_ms"`
+	TokensIn    int               `json:"tokens_in"`
+	TokensOut   int               `json:"tokens_out"`
+	Cost        float64           `json:"cost"`
+	LatencyMS   float64           `json:"latency_ms"`
 	// Calls are the model calls the sample made, CacheHits the replies
 	// the cache served it, and Spent* what the calls (not the hits) cost.
 	Calls       int       `json:"calls"`
