@@ -260,9 +260,13 @@ func prepare(ctx context.Context, cfg *config.Config, opts RunOptions) (Tactic, 
 	var errs []error
 	var needs []string
 	t, err := New(cfg.TacticType, cfg.Params)
-	if err != nil {
+	var pe *ParamError
+	switch {
+	case errors.As(err, &pe):
+		errs = append(errs, cfg.Errorf([]string{"params", pe.Param}, "%v", err))
+	case err != nil:
 		errs = append(errs, fmt.Errorf("%s: %w", cfg.Path, err))
-	} else {
+	default:
 		needs = t.Agents()
 	}
 	var specs map[string]*agentSpec
@@ -337,12 +341,12 @@ func agentSpecs(ctx context.Context, cfg *config.Config, opts RunOptions) (map[s
 			continue
 		}
 		for _, err := range unjoin(err) {
-			// problem is err for the agents named, at the place a
-			// model_args key was written (as the config's other
-			// problems), else in the file.
+			// problem is err for the agents named, at the place the
+			// setting was written (as the config's other problems),
+			// else in the file.
 			problem := func(agents string) error {
-				if pe, ok := err.(*paramError); ok {
-					return cfg.AgentErrorf(i, []string{"model_args", pe.key}, "%s: %s", agents, pe)
+				if se, ok := err.(*settingError); ok {
+					return cfg.AgentErrorf(i, se.path, "%s: %s", agents, se)
 				}
 				return fmt.Errorf("%s: %s: %w", cfg.Path, agents, err)
 			}
@@ -442,7 +446,7 @@ func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prom
 		sleep: opts.Sleep, retry: opts.Retrying}
 	if cmCfg != nil {
 		if sp.cm, err = contextmgr.New(cmCfg); err != nil {
-			errs = append(errs, fmt.Errorf("context_manager: %w", err))
+			errs = append(errs, &settingError{[]string{"context_manager"}, err})
 		}
 		sp.cmName = fmt.Sprint(cmCfg["type"])
 		if cmCfg["type"] == nil {
@@ -455,13 +459,20 @@ func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prom
 	return sp, nil
 }
 
-// paramError is a problem with the model_args key key.
-type paramError struct{ key, msg string }
+// settingError is a problem with an agent's setting at path (a model_args
+// key, the context manager), which the config places where it was
+// written.
+type settingError struct {
+	path []string
+	err  error
+}
 
-func (e *paramError) Error() string { return "model_args: " + e.msg }
+func (e *settingError) Error() string { return e.path[0] + ": " + e.err.Error() }
+
+func (e *settingError) Unwrap() error { return e.err }
 
 // paramsOf reads model_args into Params; an unknown key or a value of the
-// wrong type is a *paramError.
+// wrong type is a *settingError.
 func paramsOf(args map[string]any) (provider.Params, error) {
 	var p provider.Params
 	known := map[string]string{"max_tokens": "a whole number", "seed": "a whole number", "stop": "a list of text",
@@ -475,7 +486,7 @@ func paramsOf(args map[string]any) (provider.Params, error) {
 			if s := closest(k, names); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
-			errs = append(errs, &paramError{k, fmt.Sprintf("%s; accepted: %s", msg, strings.Join(names, ", "))})
+			errs = append(errs, &settingError{[]string{"model_args", k}, fmt.Errorf("%s; accepted: %s", msg, strings.Join(names, ", "))})
 			continue
 		}
 		b, err := json.Marshal(map[string]any{k: args[k]})
@@ -484,7 +495,7 @@ func paramsOf(args map[string]any) (provider.Params, error) {
 		}
 		if err != nil {
 			v, _ := json.Marshal(args[k])
-			errs = append(errs, &paramError{k, fmt.Sprintf("%s must be %s, not %s", k, want, v)})
+			errs = append(errs, &settingError{[]string{"model_args", k}, fmt.Errorf("%s must be %s, not %s", k, want, v)})
 		}
 	}
 	return p, errors.Join(errs...)

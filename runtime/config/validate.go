@@ -99,6 +99,17 @@ func (c *Config) AgentErrorf(i int, path []string, format string, args ...any) e
 	return at.errorf(format, args...)
 }
 
+// Errorf returns a problem at the place the setting at path (such as
+// params, rounds) was written, or else at the nearest enclosing setting
+// that was, or else naming the config's file.
+func (c *Config) Errorf(path []string, format string, args ...any) error {
+	at := c.pos.lookup(path...)
+	if at.file == "" {
+		at.file = c.Path
+	}
+	return at.errorf(format, args...)
+}
+
 // where formats a position for "first at ..." notes.
 func where(p pos) string {
 	e := &Error{File: p.file, Line: p.line, Column: p.col}

@@ -31,13 +31,16 @@ type BestOfNResult struct {
 }
 
 func newBestOfN(params map[string]any) (tactics.Tactic, error) {
-	if err := checkParams("best_of_n", params, "n"); err != nil {
+	p := struct {
+		N int `json:"n"`
+	}{N: 3}
+	if err := tactics.DecodeParams(params, &p); err != nil {
 		return nil, err
 	}
-	n, err := intParam("best_of_n", params, "n", 3, 1)
-	if err != nil {
+	if err := atLeast("n", p.N, 1); err != nil {
 		return nil, err
 	}
+	n := p.N
 	return bestOfN{n: n}, nil
 }
 

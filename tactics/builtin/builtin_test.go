@@ -385,12 +385,13 @@ func TestParamErrors(t *testing.T) {
 		params map[string]any
 		want   string
 	}{
-		{"best_of_n", map[string]any{"m": 3}, `unknown params ["m"] (accepted: n)`},
+		{"best_of_n", map[string]any{"m": 3}, `tactic best_of_n: unknown param "m" (accepted: n)`},
 		{"best_of_n", map[string]any{"n": 0}, "n must be at least 1"},
 		{"best_of_n", map[string]any{"n": "3"}, "n must be an integer"},
 		{"best_of_n", map[string]any{"n": 2.5}, "n must be an integer"},
 		{"debate", map[string]any{"rounds": -1}, "rounds must be at least 1"},
-		{"debate", map[string]any{"round": 1, "judges": 2}, `unknown params ["judges" "round"]`},
+		{"debate", map[string]any{"round": 1, "judges": 2}, `unknown params "judges", "round" (accepted: rounds)`},
+		{"debate", map[string]any{"roundz": 1}, `unknown param "roundz" (did you mean "rounds"?)`},
 		{"self_refine", map[string]any{"iterations": 0}, "iterations must be at least 1"},
 		{"react", map[string]any{"tools": []any{"calculater"}}, `unknown tool "calculater" (did you mean "calculator"?); registered tools: calculator, echo, word_count`},
 		{"react", map[string]any{"tools": "calculator"}, "must be a list"},
@@ -399,8 +400,8 @@ func TestParamErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := tactics.New(c.tactic, c.params)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s %v: error %v, want it to contain %q", c.tactic, c.params, err, c.want)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Count(err.Error(), c.tactic) != 1 {
+			t.Errorf("%s %v: error %v, want it to contain %q and name the tactic once", c.tactic, c.params, err, c.want)
 		}
 	}
 	for _, name := range []string{"best_of_n", "debate", "self_refine", "react"} {
@@ -421,6 +422,10 @@ func TestParamErrorInConfig(t *testing.T) {
 	_, err := tactics.Run(t.Context(), cfg, "x", tactics.RunOptions{LogDir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "n must be at least 1") {
 		t.Fatalf("error %v", err)
+	}
+	// Placed where the value came from: here the --set.
+	if !strings.Contains(err.Error(), "--set params.n: tactic best_of_n: param n must be at least 1") {
+		t.Errorf("error %q is not placed at the param", err)
 	}
 }
 

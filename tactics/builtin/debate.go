@@ -37,14 +37,16 @@ type DebateRound struct {
 }
 
 func newDebate(params map[string]any) (tactics.Tactic, error) {
-	if err := checkParams("debate", params, "rounds"); err != nil {
+	p := struct {
+		Rounds int `json:"rounds"`
+	}{Rounds: 2}
+	if err := tactics.DecodeParams(params, &p); err != nil {
 		return nil, err
 	}
-	n, err := intParam("debate", params, "rounds", 2, 1)
-	if err != nil {
+	if err := atLeast("rounds", p.Rounds, 1); err != nil {
 		return nil, err
 	}
-	return debate{rounds: n}, nil
+	return debate{rounds: p.Rounds}, nil
 }
 
 func (debate) Agents() []string { return []string{"pro", "con", "judge"} }

@@ -40,22 +40,23 @@ const reactTemplate = `{task}
 Think step by step. Call the tools you are given whenever they help; do not guess what a tool would return. When you are done, give your final answer as <answer>...</answer>.`
 
 func newReact(params map[string]any) (tactics.Tactic, error) {
-	if err := checkParams("react", params, "max_steps", "tools"); err != nil {
+	ps := struct {
+		MaxSteps int      `json:"max_steps"`
+		Tools    []string `json:"tools"`
+	}{MaxSteps: 5}
+	if err := tactics.DecodeParams(params, &ps); err != nil {
 		return nil, err
 	}
-	steps, err := intParam("react", params, "max_steps", 5, 1)
-	if err != nil {
+	if err := atLeast("max_steps", ps.MaxSteps, 1); err != nil {
 		return nil, err
 	}
-	names := ToolNames()
-	if v, ok := params["tools"]; ok && v != nil {
-		if names, err = stringList(v); err != nil {
-			return nil, fmt.Errorf("react: param tools: %w", err)
-		}
+	steps, names := ps.MaxSteps, ps.Tools
+	if names == nil {
+		names = ToolNames()
 	}
 	fns, err := lookupTools(names)
 	if err != nil {
-		return nil, fmt.Errorf("react: param tools: %w", err)
+		return nil, fmt.Errorf("param tools: %w", err)
 	}
 	p, err := dialog.NewPrompt("react/task", reactTemplate,
 		dialog.WithFunctions(fns...),
@@ -64,26 +65,6 @@ func newReact(params map[string]any) (tactics.Tactic, error) {
 		return nil, fmt.Errorf("react: %w", err)
 	}
 	return &react{maxSteps: steps, tools: fns, prompt: p}, nil
-}
-
-// stringList reads a list of strings from a param.
-func stringList(v any) ([]string, error) {
-	switch v := v.(type) {
-	case []string:
-		return v, nil
-	case []any:
-		out := make([]string, 0, len(v))
-		for i, e := range v {
-			s, ok := e.(string)
-			if !ok {
-				return nil, fmt.Errorf("item %d must be a string, not %T", i, e)
-			}
-			out = append(out, s)
-		}
-		return out, nil
-	default:
-		return nil, fmt.Errorf("must be a list of names, not %T", v)
-	}
 }
 
 func (*react) Agents() []string { return []string{"agent"} }

@@ -31,14 +31,16 @@ type SelfRefineResult struct {
 }
 
 func newSelfRefine(params map[string]any) (tactics.Tactic, error) {
-	if err := checkParams("self_refine", params, "iterations"); err != nil {
+	p := struct {
+		Iterations int `json:"iterations"`
+	}{Iterations: 2}
+	if err := tactics.DecodeParams(params, &p); err != nil {
 		return nil, err
 	}
-	n, err := intParam("self_refine", params, "iterations", 2, 1)
-	if err != nil {
+	if err := atLeast("iterations", p.Iterations, 1); err != nil {
 		return nil, err
 	}
-	return selfRefine{iterations: n}, nil
+	return selfRefine{iterations: p.Iterations}, nil
 }
 
 func (selfRefine) Agents() []string { return []string{"solver", "critic"} }

@@ -70,7 +70,7 @@ agent_configs:
 		t.Fatalf("exit %d\n%v", r.code, r)
 	}
 	for _, want := range []string{
-		`unknown params ["foo"]`,
+		`chat.yaml:2:16: tactic best_of_n: unknown param "foo" (accepted: n)`,
 		`chat.yaml:5:33: agents solver, judge: model_args: unknown key "max_tokns" (did you mean "max_tokens"?)`,
 		`chat.yaml:5:16: agents solver, judge: model_args: unknown key "temprature" (did you mean "temperature"?)`,
 		`agents solver, judge: context_manager: contextmgr: unknown context manager type "windw" (did you mean "window"?)`,
