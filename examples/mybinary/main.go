@@ -31,19 +31,26 @@ func init() { tactics.Register("shout", newShout) }
 
 func main() { cli.Main() }
 
-// shout asks its agent to answer, then returns the answer in capitals.
-type shout struct{}
+// shout asks its agent to answer, then returns the answer in capitals,
+// with marks exclamation marks (its one param, 0 unless set).
+type shout struct{ marks int }
 
 func newShout(params map[string]any) (tactics.Tactic, error) {
-	for k := range params {
-		return nil, fmt.Errorf("shout takes no params, got %q", k)
+	var p struct {
+		Marks int `json:"marks"`
 	}
-	return shout{}, nil
+	if err := tactics.DecodeParams(params, &p); err != nil {
+		return nil, err // placed at the param in the config
+	}
+	if p.Marks < 0 {
+		return nil, &tactics.ParamError{Param: "marks", Err: fmt.Errorf("param marks must be at least 0, not %d", p.Marks)}
+	}
+	return shout{marks: p.Marks}, nil
 }
 
 func (shout) Agents() []string { return []string{"speaker"} }
 
-func (shout) Call(ctx context.Context, s *tactics.Session, task string) (any, error) {
+func (t shout) Call(ctx context.Context, s *tactics.Session, task string) (any, error) {
 	a, err := s.Agent("speaker")
 	if err != nil {
 		return nil, err
@@ -58,5 +65,5 @@ func (shout) Call(ctx context.Context, s *tactics.Session, task string) (any, er
 	if err != nil {
 		return nil, err
 	}
-	return strings.ToUpper(reply.Text()), nil
+	return strings.ToUpper(reply.Text()) + strings.Repeat("!", t.marks), nil
 }
