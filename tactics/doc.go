@@ -16,7 +16,9 @@
 // with [Register] and name it in a config's tactic_type. [Run] and [Batch]
 // load the config's agents and run a tactic on one task or many, each run
 // with its own log; [Session] is what a tactic's Call gets: its agents,
-// its calls and cost, and [Session.Sub] to call another tactic. Tools are
+// its calls and cost, the config's prompt files ([Session.Prompt]), and
+// [Session.Sub] to call another tactic. [DecodeParams] reads a factory's
+// params. Tools are
 // registered by name with [RegisterTool] for prompts and configs to offer.
 //
 // The built-in tactics (chat, react, best_of_n, debate, self_refine) live

@@ -1,6 +1,7 @@
 package tactics_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -167,5 +168,90 @@ func TestRunWithPromptPackage(t *testing.T) {
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", ref, err, want)
 		}
+	}
+}
+
+// critic asks its agent with a prompt from the run's prompts folder, named
+// by its param.
+type critic struct{ prompt string }
+
+func (critic) Agents() []string { return []string{"assistant"} }
+
+func (c critic) Call(ctx context.Context, s *tactics.Session, task string) (any, error) {
+	p, err := s.Prompt(c.prompt)
+	if err != nil {
+		return nil, err
+	}
+	a, err := s.Agent("assistant")
+	if err != nil {
+		return nil, err
+	}
+	if err := a.Open("main", nil); err != nil {
+		return nil, err
+	}
+	if err := a.ReceivePrompt(p, map[string]any{"task": task}); err != nil {
+		return nil, err
+	}
+	reply, _, err := a.Respond(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return reply.Parsed, nil
+}
+
+func init() {
+	tactics.Register("lab:critic", func(params map[string]any) (tactics.Tactic, error) {
+		var c critic
+		p := struct {
+			Prompt string `json:"prompt"`
+		}{Prompt: "research/critic"}
+		err := tactics.DecodeParams(params, &p)
+		c.prompt = p.Prompt
+		return c, err
+	})
+}
+
+// A tactic reads prompts of the config's prompts folder by path, with the
+// format of their front matter, and gets a clear error for one that is
+// not there.
+func TestSessionPrompt(t *testing.T) {
+	const cfgYAML = `
+tactic_type: lab:critic
+global:
+  model_name: mock/demo
+agent_configs:
+  - name: assistant
+    system_prompt: You critique.
+`
+	const criticMD = `---
+format: {type: object, properties: {score: {type: integer}}, required: [score]}
+---
+Score this: {task}
+`
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"run.yaml": cfgYAML, "prompts/research/critic.md": criticMD})
+	cfg, err := config.Load(filepath.Join(dir, "run.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tactics.Run(t.Context(), cfg, "an essay", tactics.RunOptions{LogDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Score *int `json:"score"`
+	}
+	if res.Status != logs.StatusOK || json.Unmarshal(res.Result, &out) != nil || out.Score == nil {
+		t.Fatalf("status %s, result %s, error %s; want a reply in the prompt's format", res.Status, res.Result, res.Error)
+	}
+	if err := cfg.Set("params.prompt", "research/critik"); err != nil {
+		t.Fatal(err)
+	}
+	res, err = tactics.Run(t.Context(), cfg, "an essay", tactics.RunOptions{LogDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != logs.StatusFailed || !strings.Contains(res.Error, `unknown prompt "research/critik" (did you mean "research/critic"?)`) {
+		t.Fatalf("status %s, error %q", res.Status, res.Error)
 	}
 }

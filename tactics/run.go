@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -103,6 +104,7 @@ type Runner struct {
 	root     string
 	recorded json.RawMessage // the config the run logs record
 	specs    map[string]*agentSpec
+	prompts  *promptSource // for Session.Prompt, shared by the runs
 }
 
 // Prepare checks cfg and prepares everything its runs share, as Run would:
@@ -123,7 +125,8 @@ func Prepare(ctx context.Context, cfg *config.Config, opts RunOptions) (*Runner,
 	if root == "" {
 		root = cfg.LogDir
 	}
-	return &Runner{cfg: cfg, opts: opts, root: root, recorded: recorded, specs: specs}, nil
+	return &Runner{cfg: cfg, opts: opts, root: root, recorded: recorded, specs: specs,
+		prompts: &promptSource{dir: cfg.PromptsPath()}}, nil
 }
 
 // Run runs the prepared tactic on task in a new run with its own log, as
@@ -155,6 +158,7 @@ func (r *Runner) Run(ctx context.Context, task string) (*Result, error) {
 		makers[name] = own.make
 	}
 	s := NewSession(cfg.TacticType, t, makers, w)
+	s.prompts = r.prompts
 	var out any
 	if err = checkTask(task); err == nil {
 		out, err = s.Run(ctx, task)
@@ -390,6 +394,28 @@ func loadPrompts(cfg *config.Config) (*prompts.Registry, error) {
 		return nil, fmt.Errorf("%s: prompts_dir %s: %w", cfg.Path, dir, err)
 	}
 	return reg, nil
+}
+
+// promptSource is the prompts folder of a config, loaded on first use.
+type promptSource struct {
+	dir  string // "" when the config has none
+	once sync.Once
+	reg  *prompts.Registry
+	err  error
+}
+
+// registry returns the folder's prompts; nil without a folder.
+func (ps *promptSource) registry() (*prompts.Registry, error) {
+	if ps == nil || ps.dir == "" {
+		return nil, nil
+	}
+	ps.once.Do(func() {
+		ps.reg, ps.err = prompts.LoadDir(ps.dir, prompts.WithTools(LookupTool))
+		if ps.err != nil {
+			ps.err = fmt.Errorf("prompts_dir %s: %w", ps.dir, ps.err)
+		}
+	})
+	return ps.reg, ps.err
 }
 
 // localPrompt reports whether a system_prompt_path names a file of the

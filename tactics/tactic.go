@@ -16,6 +16,7 @@ import (
 	"github.com/lllm-go/lllm/internal/registry"
 	"github.com/lllm-go/lllm/internal/suggest"
 	"github.com/lllm-go/lllm/logs"
+	"github.com/lllm-go/lllm/runtime/prompts"
 )
 
 // Tactic is a research strategy: a Go program that drives agents to answer
@@ -84,7 +85,8 @@ type Session struct {
 	log    Log
 	tactic Tactic
 
-	turns *turns // shared with sub-sessions, so positions stay unique in a run
+	turns   *turns        // shared with sub-sessions, so positions stay unique in a run
+	prompts *promptSource // the config's prompts folder, shared with sub-sessions
 
 	mu    sync.Mutex
 	made  map[string]*Agent
@@ -101,6 +103,18 @@ func newSessionID() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// Prompt returns the prompt at path: a file of the run's prompts folder
+// (the config's prompts_dir, or prompts/ beside it), "research/critic"
+// for research/critic.md, with the tools, parser and format of its front
+// matter; or a packaged prompt, "pkg:path" (prompts.RegisterPackage).
+func (s *Session) Prompt(path string) (*dialog.Prompt, error) {
+	local, err := s.prompts.registry()
+	if err != nil {
+		return nil, err
+	}
+	return prompts.Lookup(path, local, prompts.WithTools(LookupTool))
 }
 
 // Agent returns the session's agent name, made on first use. Its calls are
@@ -195,7 +209,7 @@ func (s *Session) Sub(ctx context.Context, name string, params map[string]any, t
 		return nil, err
 	}
 	sub := NewSession(name, t, s.agents, s.log)
-	sub.Parent, sub.turns = s.ID, s.turns
+	sub.Parent, sub.turns, sub.prompts = s.ID, s.turns, s.prompts
 	result, err := sub.Run(ctx, task)
 	for _, c := range sub.Calls() {
 		s.record(c)
