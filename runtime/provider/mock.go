@@ -75,7 +75,8 @@ type MockReply struct {
 }
 
 // MockToolCall is a tool call in a scripted reply. Calls get the ids
-// "call_1", "call_2", ... in the order of the reply.
+// "call_1", "call_2", ... in the order of the conversation, so that each
+// is unique in it.
 type MockToolCall struct {
 	Name      string         `json:"name" yaml:"name"`
 	Arguments map[string]any `json:"arguments,omitempty" yaml:"arguments,omitempty"`
@@ -446,6 +447,16 @@ func (m *Mock) hash(messages []llms.MessageContent, opts llms.CallOptions) uint6
 func (m *Mock) response(reply MockReply, messages []llms.MessageContent) *llms.ContentResponse {
 	choice := &llms.ContentChoice{Content: reply.Text, StopReason: "stop"}
 	out := m.tokens(reply.Text)
+	// Ids go on from the calls already in the conversation, so that each
+	// is unique in it, as a provider's are.
+	earlier := 0
+	for _, mc := range messages {
+		for _, p := range mc.Parts {
+			if _, ok := p.(llms.ToolCall); ok {
+				earlier++
+			}
+		}
+	}
 	for i, tc := range reply.ToolCalls {
 		args := []byte("{}")
 		if tc.Arguments != nil {
@@ -453,7 +464,7 @@ func (m *Mock) response(reply MockReply, messages []llms.MessageContent) *llms.C
 			args, _ = json.Marshal(tc.Arguments)
 		}
 		choice.ToolCalls = append(choice.ToolCalls, llms.ToolCall{
-			ID:           fmt.Sprintf("call_%d", i+1),
+			ID:           fmt.Sprintf("call_%d", earlier+i+1),
 			Type:         "function",
 			FunctionCall: &llms.FunctionCall{Name: tc.Name, Arguments: string(args)},
 		})

@@ -643,3 +643,26 @@ func TestMockAnswersTheFormat(t *testing.T) {
 		t.Errorf("without a format the default reply is text, got %s", resp.Message.Content)
 	}
 }
+
+// TestMockToolCallIDsUniqueInConversation: a second reply with tool calls
+// goes on numbering after the calls already in the conversation.
+func TestMockToolCallIDsUniqueInConversation(t *testing.T) {
+	m := openMockModel(t, MockConfig{Replies: []MockReply{
+		{ToolCalls: []MockToolCall{{Name: "calc", Arguments: map[string]any{"expression": "1+1"}}, {Name: "calc", Arguments: map[string]any{"expression": "2+2"}}}},
+		{ToolCalls: []MockToolCall{{Name: "calc", Arguments: map[string]any{"expression": "3+3"}}}},
+	}})
+	tools := []*dialog.Function{calcTool(t)}
+	msgs := []*dialog.Message{userMsg("sums")}
+	first := generate(t, m, &Request{Messages: msgs, Tools: tools}).Message
+	msgs = append(msgs, &first,
+		&dialog.Message{Role: dialog.RoleTool, ToolCallID: first.FunctionCalls[0].ID, Name: "calc", Content: "2"},
+		&dialog.Message{Role: dialog.RoleTool, ToolCallID: first.FunctionCalls[1].ID, Name: "calc", Content: "4"})
+	second := generate(t, m, &Request{Messages: msgs, Tools: tools}).Message
+	var ids []string
+	for _, fc := range append(first.FunctionCalls, second.FunctionCalls...) {
+		ids = append(ids, fc.ID)
+	}
+	if fmt.Sprint(ids) != "[call_1 call_2 call_3]" {
+		t.Errorf("tool call ids %v, want call_1 call_2 call_3", ids)
+	}
+}
