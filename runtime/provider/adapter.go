@@ -62,9 +62,13 @@ type AdapterConfig struct {
 //     the API: unset, langchaingo sends 2048. There is no seed, and Format
 //     is not sent (an agent still checks the reply against it).
 //   - ollama (native API): options.temperature is removed when unset (it
-//     would be 0); Format is sent as the "format" JSON schema. The native
-//     API has no tools: a request with tools is an ErrBadRequest, and tool
-//     calls and results in the history are sent as text.
+//     would be 0); Format is sent as the "format" JSON schema. langchaingo's
+//     client has no tools: with tools, the transport sends them as the
+//     request's "tools" and the history as Ollama takes it (an assistant's
+//     "tool_calls", a "tool" message per result), and reads the reply's
+//     message.tool_calls, which the client drops (ids "call_1", ... when
+//     Ollama gives none). Without tools, tool calls and results in the
+//     history are sent as text.
 //   - googleai: unset temperature, topP, topK and maxOutputTokens are
 //     removed from generationConfig (langchaingo fills in 0.5, 0.95, 3 and
 //     2048); Format is sent as responseJsonSchema with application/json.
@@ -79,7 +83,9 @@ type AdapterConfig struct {
 //     its text and finish reason (langchaingo alone returns an error).
 //     Format is not sent (an agent checks the reply against it). Cost is
 //     looked up by the vendor's model name
-//     ("claude-sonnet-4-5" for "us.anthropic.claude-sonnet-4-5-20250929-v1:0").
+//     ("claude-sonnet-4-5" for "us.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+//     10% more for a Claude 4.5 model through a profile other than
+//     "global." (see Cost).
 //
 // Images are sent as data-URL image parts, except to anthropic, googleai,
 // ollama and bedrock, whose langchaingo clients accept only binary parts
@@ -153,6 +159,13 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 		return nil, a.badRequest(err)
 	}
 	st := &callState{edits: a.d.edits(req.Params, req.Format), format: req.Format}
+	if a.d.wire == wireOllama && len(req.Tools) > 0 {
+		es, err := a.ollamaToolEdits(req.Messages, req.Tools)
+		if err != nil {
+			return nil, a.badRequest(err)
+		}
+		st.edits = append(st.edits, es...)
+	}
 
 	streaming := req.Stream != nil && len(req.Tools) == 0
 	var stream streamGuard
@@ -213,6 +226,12 @@ func (a *Adapter) fromWire(out *Response, w wireReply, model string) {
 			out.Message.Metadata = map[string]string{}
 		}
 		out.Message.Metadata["refusal"] = w.refusal
+	}
+	if len(w.calls) > 0 && len(out.Message.FunctionCalls) == 0 {
+		out.Message.FunctionCalls = w.calls
+		if out.Message.Content == "" {
+			out.Message.Role = dialog.RoleToolCall
+		}
 	}
 	if w.usage != nil {
 		out.Message.Usage = *w.usage
@@ -298,10 +317,7 @@ func (a *Adapter) options(req *Request, model string) ([]llms.CallOption, error)
 	if p.Seed != nil {
 		opts = append(opts, llms.WithSeed(*p.Seed))
 	}
-	if len(req.Tools) > 0 {
-		if a.d.noTools {
-			return nil, fmt.Errorf("%s's native API has no tools; for tool calls use its OpenAI-compatible endpoint (openai/MODEL with OPENAI_BASE_URL=http://localhost:11434/v1)", a.cfg.Provider)
-		}
+	if len(req.Tools) > 0 && !a.d.noTools { // else the transport sends them (ollamaToolEdits)
 		tools, err := a.tools(req.Tools)
 		if err != nil {
 			return nil, err

@@ -11,7 +11,7 @@ import (
 type dialect struct {
 	binaryImages    bool // images as llms.BinaryContent; the client rejects data URLs
 	splitAssistant  bool // one part per assistant message; the client sends only the first
-	noTools         bool // the API has no tools
+	noTools         bool // the client has no tools: calls and results go to it as text (ollama: the transport sends them)
 	singleText      bool // one text part per message
 	mapSchemas      bool // tool schemas as map[string]any
 	legacyMaxTokens bool // "max_tokens", not "max_completion_tokens" (OpenAI style)

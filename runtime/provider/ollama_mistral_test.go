@@ -67,9 +67,25 @@ func TestOllamaNative(t *testing.T) {
 		t.Errorf("messages = %v", msgs)
 	}
 
-	pe := generateErr(t, context.Background(), m, &Request{Messages: []*dialog.Message{userMsg("x")}, Tools: []*dialog.Function{weatherTool(t)}})
-	if pe.Kind != ErrBadRequest {
-		t.Errorf("tools on native Ollama: %v", pe)
+	// With tools, they go as Ollama's "tools", and the history's calls and
+	// results as an assistant's "tool_calls" and "tool" messages.
+	generate(t, m, &Request{Messages: []*dialog.Message{
+		userMsg("Weather?"),
+		{Role: dialog.RoleToolCall, FunctionCalls: []dialog.FunctionCall{{ID: "c1", Name: "get_weather", Arguments: []byte(`{"city":"Oslo"}`)}}},
+		{Role: dialog.RoleTool, Name: "get_weather", ToolCallID: "c1", Content: "-3C"},
+	}, Tools: []*dialog.Function{weatherTool(t)}})
+	mu.Lock()
+	body = last
+	mu.Unlock()
+	msgs = providertest.Messages(body)
+	if jsonAt(body, "tools", 0, "type") != "function" || jsonAt(body, "tools", 0, "function", "name") != "get_weather" ||
+		!jsonEqual(t, jsonAt(body, "tools", 0, "function", "parameters"), weatherTool(t).Parameters) {
+		t.Errorf("tools = %v", body["tools"])
+	}
+	if len(msgs) != 3 || msgs[1]["role"] != "assistant" || jsonAt(msgs[1], "tool_calls", 0, "function", "name") != "get_weather" ||
+		!jsonEqual(t, jsonAt(msgs[1], "tool_calls", 0, "function", "arguments"), `{"city":"Oslo"}`) ||
+		msgs[2]["role"] != "tool" || msgs[2]["content"] != "-3C" || msgs[2]["tool_name"] != "get_weather" {
+		t.Errorf("messages with tools = %v", msgs)
 	}
 
 	// An image goes in the message's images, as base64.
@@ -116,5 +132,43 @@ func TestMistralSpeaksOpenAI(t *testing.T) {
 	}
 	if got := srv.LastRequest().Header.Get("Authorization"); got != "Bearer mk" {
 		t.Errorf("Authorization = %q", got)
+	}
+}
+
+// A reply's tool calls, which langchaingo's ollama client drops, come back
+// as the message's calls, streamed or not, with Ollama's id or call_N.
+func TestOllamaNativeToolCalls(t *testing.T) {
+	clearEnv(t)
+	srv := providertest.NewOllamaServer(t, providertest.Reply{
+		ToolCalls: []providertest.ToolCall{{Name: "get_weather", Arguments: `{"city":"Oslo"}`}, {ID: "call_x", Name: "get_weather", Arguments: `{"city":"Rome"}`}},
+		Usage:     providertest.Usage{Input: 30, Output: 12},
+	}, providertest.Reply{Text: "-3C in Oslo, 21C in Rome.", Usage: providertest.Usage{Input: 60, Output: 9}})
+	m, err := Open(context.Background(), "ollama/llama3.1", Config{BaseURL: srv.BaseURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := []*dialog.Function{weatherTool(t)}
+	resp := generate(t, m, &Request{Messages: []*dialog.Message{userMsg("Oslo and Rome?")}, Tools: tools})
+	msg := resp.Message
+	if msg.Role != dialog.RoleToolCall || msg.Content != "" || len(msg.FunctionCalls) != 2 ||
+		msg.FunctionCalls[0].ID != "call_1" || !jsonEqual(t, msg.FunctionCalls[0].Arguments, `{"city":"Oslo"}`) ||
+		msg.FunctionCalls[1].ID != "call_x" || !jsonEqual(t, msg.FunctionCalls[1].Arguments, `{"city":"Rome"}`) ||
+		msg.Usage != (dialog.Usage{InputTokens: 30, OutputTokens: 12}) {
+		t.Fatalf("reply = %s %q %+v %+v", msg.Role, msg.Content, msg.FunctionCalls, msg.Usage)
+	}
+	resp = generate(t, m, &Request{Messages: []*dialog.Message{userMsg("Oslo and Rome?"), &msg,
+		{Role: dialog.RoleTool, Name: "get_weather", ToolCallID: "call_1", Content: "-3C"},
+		{Role: dialog.RoleTool, Name: "get_weather", ToolCallID: "call_x", Content: "21C"},
+	}, Tools: tools})
+	if resp.Message.Content != "-3C in Oslo, 21C in Rome." || len(resp.Message.FunctionCalls) != 0 {
+		t.Errorf("second reply = %+v", resp.Message)
+	}
+	msgs := providertest.Messages(srv.LastRequest().JSON())
+	var calls []any
+	if len(msgs) > 1 {
+		calls, _ = msgs[1]["tool_calls"].([]any)
+	}
+	if len(msgs) != 4 || len(calls) != 2 || msgs[2]["content"] != "-3C" || msgs[3]["content"] != "21C" {
+		t.Errorf("messages = %v", msgs)
 	}
 }

@@ -314,7 +314,7 @@ func openOllama(_ context.Context, model string, cfg Config) (Model, error) {
 	llm, err := ollama.New(
 		ollama.WithModel(model),
 		ollama.WithServerURL(host),
-		ollama.WithHTTPClient(wrapClient(cfg.HTTPClient, &transport{})),
+		ollama.WithHTTPClient(wrapClient(cfg.HTTPClient, &transport{replies: wireOllama})),
 	)
 	if err != nil {
 		return nil, err

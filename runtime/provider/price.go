@@ -85,7 +85,10 @@ func DefaultPrices() map[string]Price { return maps.Clone(defaultPrices) }
 // in each, an exact name wins, then the longest name that model extends
 // with a '-' (so a dated snapshot like "gpt-4o-2024-08-06" costs what
 // "gpt-4o" costs). A "bedrock/" model is also looked up by its vendor's
-// name for it (see bedrockBase). An unknown model costs 0.
+// name for it (see bedrockBase); the built-in price of a Claude 4.5 model
+// is 10% more through a geographic or regional Bedrock profile than
+// through the global one (see bedrockRegionalPremium). An unknown model
+// costs 0.
 func Cost(model string, u dialog.Usage, prices map[string]Price) float64 {
 	p, ok := lookupPrice(model, prices)
 	if !ok {
@@ -113,30 +116,67 @@ func lookupPrice(model string, prices map[string]Price) (Price, bool) {
 	if provider == "bedrock" {
 		vendor = bedrockBase(bare)
 	}
-	for _, table := range []map[string]Price{prices, defaultPrices} {
-		for _, name := range [...]string{model, bare, vendor} {
-			if p, ok := table[name]; ok {
-				return p, true
-			}
+	for i, table := range []map[string]Price{prices, defaultPrices} {
+		p, ok := lookupIn(table, model, bare, vendor)
+		if !ok {
+			continue
 		}
-		best := ""
-		for name := range table {
-			if len(name) > len(best) && strings.HasPrefix(vendor, name+"-") {
-				best = name
-			}
+		if i == 1 && provider == "bedrock" && bedrockRegional(bare, vendor) {
+			p = Price{Input: p.Input * 1.1, CachedInput: p.CachedInput * 1.1, CacheWrite: p.CacheWrite * 1.1, Output: p.Output * 1.1}
 		}
-		if best != "" {
-			return table[best], true
-		}
+		return p, true
 	}
 	return Price{}, false
+}
+
+// lookupIn finds a price in table: an exact name, else the longest name
+// that vendor extends with a '-'.
+func lookupIn(table map[string]Price, model, bare, vendor string) (Price, bool) {
+	for _, name := range [...]string{model, bare, vendor} {
+		if p, ok := table[name]; ok {
+			return p, true
+		}
+	}
+	best := ""
+	for name := range table {
+		if len(name) > len(best) && strings.HasPrefix(vendor, name+"-") {
+			best = name
+		}
+	}
+	if best != "" {
+		return table[best], true
+	}
+	return Price{}, false
+}
+
+// bedrockRegionalPremium are the Claude models that AWS charges 10% more
+// through a geographic cross-region inference profile ("us.", "eu.",
+// "apac.", ...) or in a single region than through the global profile
+// ("global."), which costs Anthropic's list price. Older Claude models
+// cost the list price everywhere.
+var bedrockRegionalPremium = []string{"claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-5"}
+
+// bedrockRegional reports whether the Bedrock model id costs the
+// regional premium: a model of bedrockRegionalPremium (vendor is its
+// name) called other than through the global profile.
+func bedrockRegional(id, vendor string) bool {
+	if strings.HasPrefix(id, "global.") || strings.Contains(id, "/global.") {
+		return false
+	}
+	for _, m := range bedrockRegionalPremium {
+		if vendor == m || strings.HasPrefix(vendor, m+"-") {
+			return true
+		}
+	}
+	return false
 }
 
 // bedrockBase is a Bedrock model id without its cross-region inference
 // profile, vendor and version, which is the model's name at its vendor:
 // "us.anthropic.claude-sonnet-4-5-20250929-v1:0" is
 // "claude-sonnet-4-5-20250929". Bedrock's on-demand prices for Claude are
-// Anthropic's.
+// Anthropic's through the global profile, and, for the models of
+// bedrockRegionalPremium, 10% more through the others.
 func bedrockBase(id string) string {
 	if i := strings.LastIndexByte(id, '.'); i >= 0 {
 		id = id[i+1:]

@@ -26,7 +26,12 @@ func TestCost(t *testing.T) {
 		{"mine", map[string]Price{"mine": {Input: 1, Output: 2}}, 1 + 0.4},
 		{"mock/mine", map[string]Price{"mine": {Input: 1, Output: 2}}, 1 + 0.4},
 		// Bedrock ids: by the vendor's name, after the profile, vendor and version.
-		{"bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0", nil, 0.6*3 + 0.4*0.30 + 0.2*15},
+		{"bedrock/global.anthropic.claude-sonnet-4-5-20250929-v1:0", nil, 0.6*3 + 0.4*0.30 + 0.2*15},
+		// A Claude 4.5 model through a geographic profile: 10% more.
+		{"bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0", nil, 1.1 * (0.6*3 + 0.4*0.30 + 0.2*15)},
+		{"bedrock/eu.anthropic.claude-haiku-4-5-20251001-v1:0", nil, 1.1 * (0.6*1 + 0.4*0.10 + 0.2*5)},
+		{"bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0", map[string]Price{"claude-sonnet-4-5": {Input: 1, Output: 2}}, 1 + 0.4},
+		{"bedrock/us.anthropic.claude-sonnet-4-20250514-v1:0", nil, 0.6*3 + 0.4*0.30 + 0.2*15},
 		{"bedrock/anthropic.claude-3-5-haiku-20241022-v1:0", nil, 0.6*0.80 + 0.4*0.08 + 0.2*4},
 		{"bedrock/anthropic.claude-3-5-haiku-20241022-v1:0", map[string]Price{"anthropic.claude-3-5-haiku-20241022-v1:0": {Input: 1, Output: 2}}, 1 + 0.4},
 		{"bedrock/meta.llama3-70b-instruct-v1:0", nil, 0},

@@ -24,6 +24,9 @@ type wireReply struct {
 	// langchaingo does not read, and an error event inside a stream,
 	// which it skips.
 	refusal, streamErr string
+	// ollama: the reply's tool calls (message.tool_calls), which
+	// langchaingo does not read.
+	calls []dialog.FunctionCall
 }
 
 // setWire notes what set changes of the reply's wireReply.
@@ -104,11 +107,16 @@ func (u *usageTap) note() {
 	}
 }
 
-// tapReply reads what langchaingo loses of a successful reply. openai: a
+// tapReply reads what langchaingo loses of a successful reply. ollama: the
+// tool calls. openai: a
 // refusal, and an error event inside a stream. anthropic: a reply without
 // content blocks (a refusal, an empty end_turn), which langchaingo takes
 // for an error: it is handed one empty text block instead.
 func tapReply(style wireStyle, resp *http.Response, st *callState) error {
+	if style == wireOllama {
+		resp.Body = &ollamaTap{ReadCloser: resp.Body, st: st}
+		return nil
+	}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		if style == wireOpenAI {
 			resp.Body = &sseTap{ReadCloser: resp.Body, st: st}

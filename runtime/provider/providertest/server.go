@@ -1,6 +1,7 @@
 // Package providertest has fake model provider servers for tests: local
-// HTTP servers (on 127.0.0.1) that speak the OpenAI chat-completions and
-// the Anthropic messages wire protocols, answer with scripted replies, and
+// HTTP servers (on 127.0.0.1) that speak the wire protocols of OpenAI's
+// chat completions, Anthropic's messages, Gemini, Bedrock (SigV4-signed),
+// Ollama's native chat and Mistral, answer with scripted replies, and
 // record every request they receive, so that tests exercise the real
 // langchaingo clients and can check what went on the wire.
 //
