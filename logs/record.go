@@ -6,6 +6,8 @@
 // docs/log-format.md. Writer appends records safely from many goroutines,
 // Reader streams them back, Rebuild turns them into the run's dialog forest,
 // and Create, Open and List manage one directory per run under a log root.
+// Package inspect draws a rebuilt forest (inspect.Render) and compares
+// runs; package replay runs a logged run again against its log.
 package logs
 
 import (
