@@ -73,12 +73,14 @@ type Diff struct {
 	A RunInfo `json:"a"`
 	B RunInfo `json:"b"`
 	// Identical is set when nothing below differs: tactic, status, task,
-	// config, dialogs, messages, tokens and cost.
+	// config, result, dialogs, messages, tokens and cost.
 	Identical bool `json:"identical"`
 	// Task is set when the tasks differ; Config lists the differing
 	// settings of the resolved configs, by path, in path order.
 	Task   *Change  `json:"task,omitempty"`
 	Config []Change `json:"config"`
+	// Result is set when the runs' results (run_end.result) differ.
+	Result *Change `json:"result,omitempty"`
 	// First is the first message whose content differs, nil if none does.
 	First *Divergence `json:"first_divergence"`
 	// OnlyA and OnlyB are the dialogs with no match in the other run, in
@@ -188,6 +190,9 @@ func Compare(a, b *Tree) (*Diff, error) {
 		}
 		d.Config = jsonChanges(a.Start.Config, b.Start.Config)
 	}
+	if ra, rb := result(a), result(b); ra != rb {
+		d.Result = &Change{A: ra, B: rb}
+	}
 
 	keysA, keysB := Keys(a), Keys(b)
 	byKeyB := make(map[Key]*Node, len(keysB))
@@ -244,7 +249,7 @@ func Compare(a, b *Tree) (*Diff, error) {
 			RoleA: role(ma), RoleB: role(mbm), Diff: messageDiff(ma, mbm, 24)}
 	}
 	d.Identical = d.A.Tactic == d.B.Tactic && d.A.Status == d.B.Status &&
-		d.Task == nil && len(d.Config) == 0 && d.First == nil && len(d.OnlyA) == 0 &&
+		d.Task == nil && len(d.Config) == 0 && d.Result == nil && d.First == nil && len(d.OnlyA) == 0 &&
 		len(d.OnlyB) == 0 && d.Total.Equal()
 	for i := range d.Dialogs {
 		if !d.Dialogs[i].Same() {
@@ -252,6 +257,14 @@ func Compare(a, b *Tree) (*Diff, error) {
 		}
 	}
 	return d, nil
+}
+
+// result is a run's result as compact JSON; empty without one.
+func result(t *Tree) string {
+	if t.End == nil {
+		return ""
+	}
+	return compact(t.End.Result)
 }
 
 func role(m *dialog.Message) string {
@@ -466,7 +479,17 @@ func flatten(raw json.RawMessage, path string, into map[string]string) {
 	var arr []json.RawMessage
 	if raw[0] == '[' && json.Unmarshal(raw, &arr) == nil && len(arr) > 0 {
 		for i, v := range arr {
-			flatten(v, path+"["+strconv.Itoa(i)+"]", into)
+			// As --set writes it: an entry with a name by its name
+			// (agent_configs.judge), else by its index.
+			seg := strconv.Itoa(i)
+			var named struct{ Name string }
+			if json.Unmarshal(v, &named) == nil && named.Name != "" && !strings.Contains(named.Name, ".") {
+				seg = named.Name
+			}
+			if path != "" {
+				seg = path + "." + seg
+			}
+			flatten(v, seg, into)
 		}
 		return
 	}
@@ -500,6 +523,9 @@ func (d *Diff) WriteText(w io.Writer) error {
 		for _, c := range d.Config {
 			fmt.Fprintf(&b, "  %s: %s → %s\n", c.Path, short(c.A), short(c.B))
 		}
+	}
+	if r := d.Result; r != nil {
+		fmt.Fprintf(&b, "result: %s → %s\n", short(r.A), short(r.B))
 	}
 	if f := d.First; f != nil {
 		fmt.Fprintf(&b, "first divergence: %s (A %s, B %s), message %d\n", f.Key, ShortID(f.A), ShortID(f.B), f.Index)

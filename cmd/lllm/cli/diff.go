@@ -48,8 +48,8 @@ or not they differ: read "identical" in the text output, or
   lllm diff 4c2769 latest
 
   # What a changed system prompt changes
-  lllm run configs/chat.yaml --task "Capital of France?"
-  lllm run configs/chat.yaml --task "Capital of France?" --set 'global.system_prompt=Answer in French.'
+  lllm run configs/best_of_n.yaml --task "Name a prime between 10 and 20."
+  lllm run configs/best_of_n.yaml --task "Name a prime between 10 and 20." --set 'agent_configs.judge.system_prompt=You are lenient.'
   lllm diff <first run id> latest
 
   # In a script: are the two runs the same?

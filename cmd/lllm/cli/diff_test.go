@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,7 +77,7 @@ func TestDiffChangedPrompt(t *testing.T) {
 		t.Fatalf("%v", r)
 	}
 	d := decodeJSON[diffJSON](t, r.stdout)
-	if d.Identical || d.Task != nil || len(d.Config) != 1 || d.Config[0].Path != "agent_configs[0].system_prompt" ||
+	if d.Identical || d.Task != nil || len(d.Config) != 1 || d.Config[0].Path != "agent_configs.assistant.system_prompt" ||
 		d.Config[0].A != `"You are concise."` || d.Config[0].B != `"You are verbose and thorough."` {
 		t.Errorf("config %+v", d.Config)
 	}
@@ -110,7 +111,7 @@ func TestDiffChangedPrompt(t *testing.T) {
 
 	r = lllm(t, "diff", a, b, "--log-dir", logDir)
 	for _, want := range []string{
-		"config:\n  agent_configs[0].system_prompt: \"You are concise.\" → \"You are verbose and thorough.\"\n",
+		"config:\n  agent_configs.assistant.system_prompt: \"You are concise.\" → \"You are verbose and thorough.\"\n",
 		"first divergence: assistant/main turn 1 (A " + ta[0].ID[:8] + ", B " + tb[0].ID[:8] + "), message 0\n" +
 			"    [system system]\n  - You are concise.\n  + You are verbose and thorough.\n",
 		"assistant/main#1 turn 1",
@@ -172,5 +173,25 @@ func TestDiffBadInput(t *testing.T) {
 	r := lllm(t, "diff", a, a, "--log-dir", logDir)
 	if r.code != 0 || !strings.Contains(r.stdout, "identical") || strings.Count(r.stderr, "lllm: warning: "+path) != 2 {
 		t.Errorf("torn log:\n%v", r)
+	}
+}
+
+// Runs whose replies, and so results, differ say so in a result line
+// (and in the JSON), beside the message that diverged.
+func TestDiffResult(t *testing.T) {
+	cfg, logDir := writeConfig(t, chatConfig)
+	a := runInto(t, cfg, logDir, "Capital of France?")
+	b := runInto(t, cfg, logDir, "Capital of France?", "--set", "mock.replies=[{text: Lyon.}]")
+	r := lllm(t, "diff", a, b, "--log-dir", logDir)
+	if r.code != 0 || !strings.Contains(r.stdout, "\nresult: \"Paris.\" → \"Lyon.\"\n") {
+		t.Fatalf("%v", r)
+	}
+	r = lllm(t, "diff", a, b, "--log-dir", logDir, "-o", "json")
+	var d struct {
+		Identical bool `json:"identical"`
+		Result    *struct{ A, B string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil || d.Identical || d.Result == nil || d.Result.A != `"Paris."` || d.Result.B != `"Lyon."` {
+		t.Fatalf("json %s: %+v", r.stdout, d)
 	}
 }
