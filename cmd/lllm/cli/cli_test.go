@@ -536,9 +536,9 @@ func TestRuns(t *testing.T) {
 
 func TestRunsNone(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "missing")
-	for _, dir := range []string{t.TempDir(), missing} {
+	for dir, note := range map[string]string{t.TempDir(): "", missing: " (it does not exist; runs go under --log-dir, ./logs by default)"} {
 		r := lllm(t, "runs", "--log-dir", dir)
-		if r.code != 0 || r.stdout != "" || r.stderr != "no runs under "+dir+"\n" {
+		if r.code != 0 || r.stdout != "" || r.stderr != "no runs under "+dir+note+"\n" {
 			t.Errorf("runs in an empty log root:\n%v", r)
 		}
 		r = lllm(t, "runs", "--log-dir", dir, "-o", "json")

@@ -2,8 +2,11 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -78,7 +81,11 @@ func runRuns(cmd *cobra.Command, o *runsOptions) error {
 	}
 	out := newOutput(cmd)
 	if len(sums) == 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "no runs under %s\n", o.logDir)
+		why := ""
+		if _, err := os.Stat(o.logDir); errors.Is(err, fs.ErrNotExist) {
+			why = " (it does not exist; runs go under --log-dir, ./logs by default)"
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "no runs under %s%s\n", o.logDir, why)
 		if o.format.value == "json" {
 			fmt.Fprintln(out, "[]")
 		}
