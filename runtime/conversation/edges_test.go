@@ -114,6 +114,7 @@ func TestEdgeCrashAtEveryByte(t *testing.T) {
 			t.Fatalf("cut %d: append: %v", cut, err)
 		}
 		_ = c1.log.f.Close() // the process dies again: no fsync, as a crash
+		_ = s1.lock.Close()  // and the OS frees its data dir
 		after, _ := os.ReadFile(path)
 		var seqs []int64
 		for _, l := range bytes.SplitAfter(after, []byte("\n")) {
@@ -160,6 +161,7 @@ func TestEdgeWriteFailureRefusesFurtherWrites(t *testing.T) {
 	if got := texts(c.Messages()); !slices.Equal(got, []string{"one"}) {
 		t.Fatalf("in memory after a failed write: %q", got)
 	}
+	_ = s.lock.Close() // the process gives up: the OS frees its data dir
 	c2, _ := quietStore(t, dir).Lookup("assistant", "alice")
 	if got := texts(c2.Messages()); !slices.Equal(got, []string{"one"}) {
 		t.Fatalf("on disk after a failed write: %q", got)

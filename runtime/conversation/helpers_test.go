@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"os"
+	"slices"
 	"sync"
 	"testing"
 
@@ -65,6 +67,12 @@ func toolCall(name string, args map[string]any) *provider.Response {
 	b, _ := json.Marshal(args)
 	return &provider.Response{Message: dialog.Message{Role: dialog.RoleToolCall,
 		FunctionCalls: []dialog.FunctionCall{{ID: "call_1", Name: name, Arguments: b}}}}
+}
+
+// stored lists what dir holds beside the store's lock file.
+func stored(dir string) []os.DirEntry {
+	ents, _ := os.ReadDir(dir)
+	return slices.DeleteFunc(ents, func(e os.DirEntry) bool { return e.Name() == LockFile })
 }
 
 func quietStore(t *testing.T, dir string) *Store {

@@ -158,7 +158,7 @@ func TestBadGuestChangesNothing(t *testing.T) {
 	if _, ok := svc.Store().Lookup("critic", "alice"); ok {
 		t.Fatal("a refused run created a conversation")
 	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+	if ents := stored(dir); len(ents) != 1 {
 		t.Fatalf("files: %v", ents)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -74,6 +75,7 @@ type Options struct {
 type Store struct {
 	dir  string
 	opts Options
+	lock *os.File // LockFile, held while the store is open
 
 	mu       sync.Mutex
 	convs    map[key]*Conversation
@@ -87,21 +89,37 @@ type Store struct {
 
 type key struct{ agent, sender string }
 
-// Open restores the conversations stored under dir, which need not exist
-// yet. A torn last line of a log is skipped with a warning; any other
-// unreadable record is an error naming the file and line.
+// LockFile is the file in a data directory that a Store holds locked
+// while it is open, so that two servers never write one directory.
+const LockFile = ".lock"
+
+// errInUse is lockDir's error when another process holds the lock.
+var errInUse = errors.New("in use")
+
+// Open restores the conversations stored under dir, which is made if it
+// does not exist, and holds it locked until Close: a second Store on the
+// same directory, in this process or another, is an error. A torn last
+// line of a log is skipped with a warning; any other unreadable record is
+// an error naming the file and line, every such file at once.
 func Open(dir string, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
 	s := &Store{dir: dir, opts: opts, convs: map[key]*Conversation{}}
-	agents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return s, nil
+	if err := s.takeLock(); err != nil {
+		return nil, err
 	}
+	ok := false
+	defer func() {
+		if !ok {
+			s.lock.Close()
+		}
+	}()
+	agents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("conversation: %w", err)
 	}
+	var errs []error
 	for _, a := range agents {
 		if !a.IsDir() || CheckName("agent", a.Name()) != nil {
 			continue
@@ -116,14 +134,49 @@ func Open(dir string, opts Options) (*Store, error) {
 			}
 			c := s.newConversation(a.Name(), sd.Name())
 			if err := c.load(); err != nil {
-				return nil, err
+				errs = append(errs, err)
+				continue
 			}
 			if c.log.size > 0 {
 				s.convs[key{a.Name(), sd.Name()}] = c
 			}
 		}
 	}
+	if len(errs) > 0 {
+		errs = append(errs, fmt.Errorf("conversation: to start without a conversation, move its folder out of %s", dir))
+		return nil, errors.Join(errs...)
+	}
+	ok = true
 	return s, nil
+}
+
+// takeLock makes the data directory and takes its LockFile, writing this
+// process's id in it for the error of the next one.
+func (s *Store) takeLock() error {
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return fmt.Errorf("conversation: %w", err)
+	}
+	path := filepath.Join(s.dir, LockFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("conversation: %w", err)
+	}
+	if err := lockDir(f); err != nil {
+		f.Close()
+		if errors.Is(err, errInUse) {
+			holder := "another process"
+			if b, rerr := os.ReadFile(path); rerr == nil && len(bytes.TrimSpace(b)) > 0 {
+				holder = "process " + string(bytes.TrimSpace(b))
+			}
+			return fmt.Errorf("conversation: data dir %s is in use by %s (another lllm serve?): give each server its own data dir", s.dir, holder)
+		}
+		return fmt.Errorf("conversation: locking %s: %w", path, err)
+	}
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	s.lock = f
+	return nil
 }
 
 // Dir is the store's data directory.
@@ -209,10 +262,14 @@ func (s *Store) List() []Summary {
 	return out
 }
 
-// Close fsyncs and closes every conversation's log. The store refuses
-// further writes.
+// Close fsyncs and closes every conversation's log and frees the data
+// directory. The store refuses further writes.
 func (s *Store) Close() error {
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
 	s.closed = true
 	cs := make([]*Conversation, 0, len(s.convs))
 	for _, c := range s.convs {
@@ -222,6 +279,9 @@ func (s *Store) Close() error {
 	var errs []error
 	for _, c := range cs {
 		errs = append(errs, c.log.close())
+	}
+	if s.lock != nil {
+		errs = append(errs, s.lock.Close()) // last: the data dir is free
 	}
 	return errors.Join(errs...)
 }

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,7 +114,7 @@ func TestNoEmptyFiles(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+	if ents := stored(dir); len(ents) != 0 {
 		t.Fatalf("a conversation with nothing stored left files: %v", ents)
 	}
 	if l := quietStore(t, dir).List(); len(l) != 0 {
@@ -288,5 +291,62 @@ func TestRecallRanksTheRightArchiveFirst(t *testing.T) {
 	}
 	if hits := c.Recall("zebra", 0); len(hits) != 0 {
 		t.Errorf("unrelated query found %+v", hits)
+	}
+}
+
+// quiet is a logger for stores whose warnings a test does not read.
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// A data dir is one server's: a second store on it is refused, naming
+// the process that holds it, until the first closes.
+func TestDataDirLocked(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(dir, Options{Logger: quiet})
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("in use by process %d", os.Getpid())) {
+		t.Fatalf("a second store on the data dir: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(dir, Options{Logger: quiet})
+	if err != nil {
+		t.Fatalf("after Close: %v", err)
+	}
+	_ = s2.Close()
+}
+
+// Every unreadable conversation is named at once, with what to do.
+func TestEveryBadConversationAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	s := quietStore(t, dir)
+	for _, sender := range []string{"carol", "dave", "erin"} {
+		c, _ := s.Get("assistant", sender)
+		mustAppend(t, c, user("hi"))
+		mustAppend(t, c, user("again"))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, sender := range []string{"carol", "erin"} {
+		path := filepath.Join(dir, "assistant", sender, "conversation.jsonl")
+		data, _ := os.ReadFile(path)
+		lines := strings.SplitAfter(string(data), "\n")
+		lines[1] = "GARBAGE\n"
+		if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := Open(dir, Options{Logger: quiet})
+	if err == nil {
+		t.Fatal("a store with bad conversations opened")
+	}
+	for _, want := range []string{filepath.Join("carol", "conversation.jsonl") + ":2", filepath.Join("erin", "conversation.jsonl") + ":2", "move its folder out of " + dir} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
 	}
 }

@@ -81,7 +81,7 @@ func edgeFixture(t *testing.T, dir string, model provider.Model, ask time.Durati
 		srv.Close()
 		_ = store.Close()
 	})
-	return &fixture{t: t, dir: dir, svc: svc, srv: srv}
+	return &fixture{t: t, dir: dir, svc: svc, srv: srv, store: store}
 }
 
 // lastEnd is the end event of a collected stream.
@@ -382,7 +382,7 @@ func TestEdgeBadRequests(t *testing.T) {
 			t.Errorf("%s %s: %d Allow %q %v, want 405 allowing %s", tc.method, tc.path, resp.StatusCode, resp.Header.Get("Allow"), out, tc.allow)
 		}
 	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+	if ents := stored(dir); len(ents) != 0 {
 		t.Fatalf("bad input stored something: %v", ents)
 	}
 	// Any Content-Type is read as JSON (curl -d sends a form type).

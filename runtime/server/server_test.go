@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,10 +52,26 @@ var scripted = modelFunc(func(ctx context.Context, req *provider.Request) (*prov
 })
 
 type fixture struct {
-	t   *testing.T
-	dir string
-	svc *conversation.Service
-	srv *httptest.Server
+	t     *testing.T
+	dir   string
+	svc   *conversation.Service
+	srv   *httptest.Server
+	store *conversation.Store
+}
+
+// stored lists what dir holds beside the store's lock file.
+func stored(dir string) []os.DirEntry {
+	ents, _ := os.ReadDir(dir)
+	return slices.DeleteFunc(ents, func(e os.DirEntry) bool { return e.Name() == conversation.LockFile })
+}
+
+// stop closes the server and its store, as lllm serve does when it stops,
+// so that another may open the data dir.
+func (f *fixture) stop() {
+	f.srv.Close()
+	if err := f.store.Close(); err != nil {
+		f.t.Fatal(err)
+	}
 }
 
 func newFixture(t *testing.T, dir string, opts Options) *fixture {
@@ -85,7 +102,7 @@ func newFixture(t *testing.T, dir string, opts Options) *fixture {
 		srv.Close()
 		_ = store.Close()
 	})
-	return &fixture{t: t, dir: dir, svc: svc, srv: srv}
+	return &fixture{t: t, dir: dir, svc: svc, srv: srv, store: store}
 }
 
 func (f *fixture) do(method, path, body string, hdr ...string) (int, map[string]any) {
@@ -362,7 +379,7 @@ func TestBadInputStoresNothing(t *testing.T) {
 			t.Errorf("%s %s %.60s: %d %v, want %d %s mentioning %q", tc.method, tc.path, tc.body, code, out, tc.code, tc.errCode, tc.mention)
 		}
 	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+	if ents := stored(dir); len(ents) != 0 {
 		t.Fatalf("bad input stored something: %v", ents)
 	}
 	if _, out := f.do("GET", "/v1/conversations", ""); len(out["conversations"].([]any)) != 0 {
@@ -394,7 +411,7 @@ func TestCompactArchivesAndRestart(t *testing.T) {
 		_, _, ch := f.stream(`{"agent":"assistant","sender":"bob","content":"and now?"}`)
 		return ch
 	}())
-	f.srv.Close()
+	f.stop()
 
 	// Restart on the same data dir: history, title, cwd and archives are back.
 	if err := os.Remove(filepath.Join(dir, "assistant", "bob", "archives", "000001.json")); err != nil {
