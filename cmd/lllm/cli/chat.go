@@ -44,7 +44,9 @@ Slash commands:
   /quit              leave (so does end of input)
 
 When the agent asks you something (ask_user), the next line you type is
-the answer. With -o json every event is printed as one JSON line.`,
+the answer. With -o json every event is printed as one JSON line. A line
+may be up to 1 MiB. The exit status is 1 when anything failed during the
+session (a refused message, a line too long), else 0.`,
 		Example: `  lllm chat assistant --sender alice
 
   # Every reply from the guest critic, on another server
@@ -75,6 +77,9 @@ the answer. With -o json every event is printed as one JSON line.`,
 }
 
 // chatClient talks to a lllm serve.
+// maxChatLine is the longest line lllm chat reads.
+const maxChatLine = 1 << 20
+
 type chatClient struct {
 	base   string
 	token  string
@@ -87,6 +92,9 @@ type chatClient struct {
 	// prompt is whether to print "> " where an answer is awaited: only
 	// when a person types the input.
 	prompt bool
+	// problems counts the errors reported during the session, which then
+	// exits with ExitError.
+	problems int
 	// asked is the agent that asked the last question: its reply goes on
 	// after the answer, under its name again.
 	asked string
@@ -139,16 +147,22 @@ func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
 	}
 
 	lines := make(chan string)
+	var readErr error // set before lines closes
 	go func() {
 		defer close(lines)
 		sc := bufio.NewScanner(cmd.InOrStdin())
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		sc.Buffer(make([]byte, 64<<10), maxChatLine)
 		for sc.Scan() {
 			select {
 			case lines <- sc.Text():
 			case <-ctx.Done():
 				return
 			}
+		}
+		if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+			readErr = fmt.Errorf("reading the input: a line is longer than %d MiB; nothing after it was sent", maxChatLine>>20)
+		} else if err != nil {
+			readErr = fmt.Errorf("reading the input: %w", err)
 		}
 	}()
 	var queue []string // lines typed while a reply streamed
@@ -170,6 +184,12 @@ func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
 		_ = out.Flush()
 		line, ok := next()
 		if !ok {
+			if readErr != nil {
+				c.problem(readErr)
+			}
+			if c.problems > 0 {
+				return &exitError{code: ExitError}
+			}
 			return nil
 		}
 		line = strings.TrimSpace(line)
@@ -307,6 +327,7 @@ func (c *chatClient) result(kind string, v any, text string) {
 
 func (c *chatClient) problem(err error) {
 	_ = c.out.Flush()
+	c.problems++
 	fmt.Fprintf(c.errw, "lllm: %s\n", oneLine(err.Error()))
 }
 

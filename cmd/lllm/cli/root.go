@@ -131,7 +131,12 @@ type exitError struct {
 	errs []error
 }
 
-func (e *exitError) Error() string { return errors.Join(e.errs...).Error() }
+func (e *exitError) Error() string {
+	if len(e.errs) == 0 { // its problems were printed already
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return errors.Join(e.errs...).Error()
+}
 
 func usageErrorf(cmd *cobra.Command, format string, args ...any) error {
 	return &usageError{cmd: cmd, err: fmt.Errorf(format, args...)}

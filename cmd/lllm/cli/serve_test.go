@@ -150,6 +150,16 @@ func TestChatErrors(t *testing.T) {
 	closed.Close()
 	r = lllm(t, "chat", "assistant", "--addr", caddr)
 	wantError(t, r, ExitError, "cannot reach the server")
+	// A session with a problem ends with ExitError: a guest the server
+	// refuses, a line too long to read (nothing after it is sent).
+	code, _, errs := chatRun(t, "hi\n", "assistant", "--addr", addr, "--guest", "nobody")
+	if code != ExitError || !strings.Contains(errs, `unknown guest "nobody"`) {
+		t.Errorf("an unknown guest: exit %d, %q", code, errs)
+	}
+	code, _, errs = chatRun(t, strings.Repeat("b", 2<<20)+"\nnext line\n", "assistant", "--addr", addr, "--sender", "long")
+	if code != ExitError || !strings.Contains(errs, "a line is longer than 1 MiB; nothing after it was sent") {
+		t.Errorf("a line over 1 MiB: exit %d, %q", code, errs)
+	}
 }
 
 func TestServeCommand(t *testing.T) {
