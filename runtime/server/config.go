@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/lllm-go/lllm/contextmgr"
+	"github.com/lllm-go/lllm/internal/suggest"
 	"github.com/lllm-go/lllm/runtime/config"
 	"github.com/lllm-go/lllm/runtime/conversation"
 	"github.com/lllm-go/lllm/tactics"
@@ -125,7 +127,7 @@ func serveParamsOf(cfg *config.Config, out *Config) (serveParams, []error) {
 	if p.AskUserTimeout != "" {
 		d, err := time.ParseDuration(p.AskUserTimeout)
 		if err != nil || d <= 0 {
-			errs = append(errs, fmt.Errorf("%s: params.ask_user_timeout %q: want a positive duration such as 5m", cfg.Path, p.AskUserTimeout))
+			errs = append(errs, cfg.Errorf([]string{"params", "ask_user_timeout"}, "params.ask_user_timeout %q: want a positive duration such as 5m", p.AskUserTimeout))
 		}
 		out.AskUserTimeout = d
 	}
@@ -139,11 +141,30 @@ func serveParamsOf(cfg *config.Config, out *Config) (serveParams, []error) {
 	for _, ac := range cfg.Agents {
 		names = append(names, ac.Name)
 	}
+	// notAgent says that name is no agent of agent_configs.
+	notAgent := func(name string) string {
+		msg := fmt.Sprintf("no such agent in agent_configs (%s)", strings.Join(names, ", "))
+		if c, ok := suggest.Closest(name, names); ok {
+			msg = fmt.Sprintf("no such agent in agent_configs (did you mean %q?)", c)
+		}
+		return msg
+	}
 	for _, n := range sortedKeys(p.Agents) {
+		at := []string{"params", "agents", n}
 		if !slices.Contains(names, n) {
-			errs = append(errs, fmt.Errorf("%s: params.agents.%s: no such agent in agent_configs (%s)", cfg.Path, n, strings.Join(names, ", ")))
-		} else if ct := p.Agents[n].CompactTokens; ct < 0 {
-			errs = append(errs, fmt.Errorf("%s: params.agents.%s.compact_tokens is %d: want 0 (never) or more", cfg.Path, n, ct))
+			errs = append(errs, cfg.Errorf(at, "params.agents.%s: %s", n, notAgent(n)))
+			continue
+		}
+		ap := p.Agents[n]
+		if ap.CompactTokens < 0 {
+			errs = append(errs, cfg.Errorf(append(at, "compact_tokens"), "params.agents.%s.compact_tokens is %d: want 0 (never) or more", n, ap.CompactTokens))
+		}
+		if ap.Guests != nil {
+			for i, g := range *ap.Guests {
+				if !slices.Contains(names, g) {
+					errs = append(errs, cfg.Errorf(append(at, "guests", strconv.Itoa(i)), "params.agents.%s.guests: %q: %s", n, g, notAgent(g)))
+				}
+			}
 		}
 	}
 	return p, errs

@@ -88,7 +88,7 @@ agent_configs:
 params:
   ask_user_timeout: soon
   agents:
-    a: {compact_tokens: -1}
+    a: {compact_tokens: -1, guests: [b, cc]}
     z: {guests: []}
 `)
 	_, err := LoadConfig(context.Background(), path)
@@ -101,9 +101,10 @@ params:
 		`agent a: model_args: unknown key "temprature" (did you mean "temperature"?)`,
 		`agent b: system_prompt_path`, "nowhere",
 		"agent c:", "nosuch",
-		`params.ask_user_timeout "soon"`,
-		"params.agents.a.compact_tokens is -1",
-		"params.agents.z: no such agent in agent_configs (a, b, c)",
+		`:13:3: params.ask_user_timeout "soon"`,
+		":15:9: params.agents.a.compact_tokens is -1",
+		`:15:41: params.agents.a.guests: "cc": no such agent in agent_configs (a, b, c)`,
+		":16:5: params.agents.z: no such agent in agent_configs (a, b, c)",
 	} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error lacks %q:\n%s", want, msg)
