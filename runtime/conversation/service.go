@@ -288,7 +288,11 @@ func (s *Service) check(req RunRequest) (primary, answering *agentEntry, err err
 		}
 		adm := s.admitted(primary.spec)
 		if req.Guest == req.Agent || !slices.Contains(adm, req.Guest) {
-			return nil, nil, fmt.Errorf("%w: %s may not join conversations of %s (admitted: %s)", ErrGuestNotAdmitted, req.Guest, req.Agent, strings.Join(adm, ", "))
+			admitted := "it admits no guests"
+			if len(adm) > 0 {
+				admitted = "admitted: " + strings.Join(adm, ", ")
+			}
+			return nil, nil, fmt.Errorf("%w: %s may not join conversations of %s (%s)", ErrGuestNotAdmitted, req.Guest, req.Agent, admitted)
 		}
 		answering = g
 	}

@@ -415,7 +415,7 @@ func TestEdgeGuests(t *testing.T) {
 		{`{"agent":"assistant","sender":"alice","content":"x","guest":"open"}`, "guest_not_admitted", "admitted: critic", 403},
 		{`{"agent":"assistant","sender":"alice","content":"x","guest":"assistant"}`, "guest_not_admitted", "assistant", 403},
 		{`{"agent":"assistant","sender":"alice","content":"x","guest":"ghost"}`, "unknown_guest", `"ghost"`, 400},
-		{`{"agent":"critic","sender":"bob","content":"x","guest":"open"}`, "guest_not_admitted", "critic", 403},
+		{`{"agent":"critic","sender":"bob","content":"x","guest":"open"}`, "guest_not_admitted", "(it admits no guests)", 403},
 	} {
 		code, out, _ := f.stream(tc.body)
 		if msg, _ := out["error"].(string); code != tc.code || out["code"] != tc.errCode || !strings.Contains(msg, tc.mention) {

@@ -25,6 +25,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -230,7 +231,11 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, req *request, al
 		}
 	}
 	if err := json.Unmarshal(body, req); err != nil {
-		writeError(w, http.StatusBadRequest, "malformed_json", "malformed JSON: "+err.Error())
+		msg := "malformed JSON: " + err.Error()
+		if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) && te.Field != "" {
+			msg = fmt.Sprintf("field %s must be a %s, not a %s", te.Field, jsonKind(te.Type.Kind()), te.Value)
+		}
+		writeError(w, http.StatusBadRequest, "malformed_json", msg)
 		return false
 	}
 	if len(req.Content) > s.opts.MaxContentBytes {
@@ -238,6 +243,19 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, req *request, al
 		return false
 	}
 	return true
+}
+
+// jsonKind names a Go kind as JSON does.
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int64, reflect.Float64:
+		return "number"
+	}
+	return "value of another kind"
 }
 
 // need checks that the named fields are set.

@@ -362,7 +362,7 @@ func TestBadInputStoresNothing(t *testing.T) {
 		{"POST", "/v1/stream", `{"agent":"assistant","content":"hi","guest":"ghost"}`, 400, "unknown_guest", `"ghost"`},
 		{"POST", "/v1/stream", `{"agent":"critic","content":"hi","guest":"assistant"}`, 403, "guest_not_admitted", "may not join"},
 		{"POST", "/v1/stream", `{"agent":"assistant","sender":"../x","content":"hi"}`, 400, "bad_name", "sender"},
-		{"POST", "/v1/stream", `{"agent":"assistant","content":5}`, 400, "malformed_json", "content"},
+		{"POST", "/v1/stream", `{"agent":"assistant","content":5}`, 400, "malformed_json", "field content must be a string, not a number"},
 		{"POST", "/v1/reply", `{"agent":"assistant","sender":"alice","content":"x"}`, 409, "nothing_pending", "no ask_user question"},
 		{"POST", "/v1/reply", `{"agent":"assistant","sender":"alice"}`, 400, "missing_field", "content"},
 		{"POST", "/v1/kill", `{"agent":"assistant"}`, 400, "missing_field", "sender"},
