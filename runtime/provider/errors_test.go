@@ -181,3 +181,15 @@ func TestClassifyTransportFailure(t *testing.T) {
 		t.Errorf("failure then 500: %s %v", e.Kind, e)
 	}
 }
+
+// An error of no provider (a replay's) has no empty "provider:" part.
+func TestErrorTextWithoutProvider(t *testing.T) {
+	e := &Error{Kind: ErrCancelled, Err: errors.New("replay diverged")}
+	if got := e.Error(); got != "cancelled: replay diverged" {
+		t.Errorf("Error() = %q", got)
+	}
+	e.Provider, e.Status = "openai", 499
+	if got := e.Error(); got != "openai: cancelled (HTTP 499): replay diverged" {
+		t.Errorf("Error() = %q", got)
+	}
+}

@@ -232,7 +232,10 @@ type Error struct {
 
 // Error describes the failure: provider, kind, HTTP status and cause.
 func (e *Error) Error() string {
-	s := e.Provider + ": " + string(e.Kind)
+	s := string(e.Kind)
+	if e.Provider != "" {
+		s = e.Provider + ": " + s
+	}
 	if e.Status != 0 {
 		s += fmt.Sprintf(" (HTTP %d)", e.Status)
 	}
