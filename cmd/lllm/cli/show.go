@@ -160,7 +160,8 @@ func writeMessage(w io.Writer, i int, m *dialog.Message) {
 			call += " [" + fc.ID + "]"
 		}
 		extra = append(extra, call)
-		if fc.Result != "" {
+		if fc.Result != "" && (m.Role != dialog.RoleTool || fc.Result != m.Text()) {
+			// (a tool message's text is its result: shown once, above)
 			extra = append(extra, prefixed("  ← ", "    ", fc.Result)...)
 		}
 		if fc.Error != "" {

@@ -248,3 +248,26 @@ func TestTreeFormatsBadLogs(t *testing.T) {
 		wantError(t, lllm(t, "tree", "newer0", "--log-dir", root, "-o", format), ExitError, p, "version 2.0")
 	}
 }
+
+// lllm show prints a tool result once: as the tool message's text, not
+// again under its call.
+func TestShowToolResultOnce(t *testing.T) {
+	logDir := t.TempDir()
+	id := runInto(t, "../../../configs/react.yaml", logDir, "What is (17 + 25) * 3?")
+	r := lllm(t, "show", id, "--log-dir", logDir)
+	if r.code != 0 {
+		t.Fatalf("%v", r)
+	}
+	data, err := os.ReadFile(filepath.Join(logDir, id, logs.EventsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := strings.Count(string(data), `"kind":"tool_call"`)
+	// Each result shows in the transcripts of the dialogs that hold it:
+	// the working copy and the dialog the reply went back to.
+	shown := strings.Count(r.stdout, "Return of calling function")
+	msgs := strings.Count(r.stdout, "] tool ")
+	if results == 0 || shown != msgs {
+		t.Errorf("%d tool calls; %d tool messages shown, %d results printed (want one per message):\n%s", results, msgs, shown, r.stdout)
+	}
+}
