@@ -123,29 +123,54 @@ func shortID(id string) string {
 	return id
 }
 
-// findDialog resolves a full dialog id or a unique prefix of one.
+// findDialog resolves a full dialog id, a unique prefix of one, or an
+// owner/alias (or an alias) that names one dialog.
 // runID names the run in messages; runRef is how the user named it.
 func findDialog(cmd *cobra.Command, opts *options, forest *dialog.Forest, runID, runRef, ref string) (string, error) {
 	if forest.Dialog(ref) != nil {
 		return ref, nil
 	}
-	var matches []string
-	if ref != "" {
-		for _, id := range forest.IDs() {
-			if strings.HasPrefix(id, ref) {
-				matches = append(matches, id)
-			}
+	var named []namedDialog
+	for _, id := range forest.IDs() {
+		n := forest.Dialog(id).Node()
+		named = append(named, namedDialog{id, n.Owner, n.Alias})
+	}
+	return pickDialog(cmd, opts, named, runID, runRef, ref)
+}
+
+// namedDialog is a dialog's id and names, for pickDialog.
+type namedDialog struct{ id, owner, alias string }
+
+// pickDialog is the dialog of ds that ref names: by a unique id prefix,
+// else by owner/alias or alias when one dialog has it.
+func pickDialog(cmd *cobra.Command, opts *options, ds []namedDialog, runID, runRef, ref string) (string, error) {
+	var byID, byName []string
+	for _, d := range ds {
+		switch {
+		case ref == "":
+		case strings.HasPrefix(d.id, ref):
+			byID = append(byID, d.id)
+		case ref == d.owner+"/"+d.alias, ref == d.alias:
+			byName = append(byName, d.id)
 		}
+	}
+	matches, what := byID, "dialog id prefix"
+	if len(byID) == 0 {
+		matches, what = byName, "name"
 	}
 	switch len(matches) {
 	case 1:
 		return matches[0], nil
 	case 0:
-		return "", fmt.Errorf("no dialog %q in run %s: see its dialog ids with 'lllm tree %s%s'",
+		return "", fmt.Errorf("no dialog %q in run %s: give a dialog id, or OWNER/ALIAS; see them with 'lllm tree %s%s'",
 			ref, runID, shellQuote(runRef), logDirHint(cmd, opts))
 	}
-	return "", fmt.Errorf("dialog id prefix %q matches %d dialogs in run %s (%s, ...): give more of the id",
-		ref, len(matches), runID, strings.Join(matches[:2], ", "))
+	shown := strings.Join(matches[:min(len(matches), 3)], ", ")
+	if len(matches) > 3 {
+		shown += ", ..."
+	}
+	return "", fmt.Errorf("%s %q matches %d dialogs in run %s (%s): give more of an id",
+		what, ref, len(matches), runID, shown)
 }
 
 // walk calls fn for id and its descendants, depth first, children in fork

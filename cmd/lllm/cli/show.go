@@ -35,15 +35,17 @@ as "→ name(arguments)" with their result ("←") or error ("✗"), and a
 message's parsed output, model and usage when it has them.
 
 DIALOG_ID is a full dialog id or a unique prefix of one, such as the 8
-digits 'lllm tree' shows.
+digits 'lllm tree' shows, or OWNER/ALIAS (judge/main) or an ALIAS that
+names one dialog, as 'lllm diff' names them.
 
 -o json prints an array of {"node", "messages"} objects, one per dialog
 printed, with the messages as the log records them.`,
 		Example: `  # Every transcript of the latest run
   lllm show latest
 
-  # One dialog, by the id prefix 'lllm tree' shows
+  # One dialog, by the id prefix 'lllm tree' shows, or by owner/alias
   lllm show latest a1b2c3d4
+  lllm show latest judge/main
 
   # As JSON: the last message of one dialog
   lllm show latest a1b2c3d4 -o json | jq '.[0].messages[-1]'`,

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -80,7 +79,7 @@ or suffix of one, or "latest".`,
 		},
 	}
 	addFormatFlag(cmd, "format", o.format)
-	cmd.Flags().StringVar(&o.dialog, "dialog", "", "print only the subtree of this dialog (a full id or a unique prefix)")
+	cmd.Flags().StringVar(&o.dialog, "dialog", "", "print only the subtree of this dialog (a full id, a unique prefix, or OWNER/ALIAS)")
 	cmd.Flags().IntVar(&o.depth, "depth", -1, "print at most `N` levels of forks below the start (negative: all)")
 	_ = cmd.RegisterFlagCompletionFunc("dialog", completeDialogFlag(opts))
 	return cmd
@@ -118,17 +117,21 @@ func runTree(cmd *cobra.Command, o *treeOptions, ref string) error {
 	return out.flush()
 }
 
-// findTreeDialog resolves a full dialog id or a unique prefix of one, as
-// findDialog does for a forest.
+// findTreeDialog resolves a dialog of tree as findDialog does for a
+// forest.
 func findTreeDialog(cmd *cobra.Command, opts *options, tree *inspect.Tree, runID, runRef, ref string) (*inspect.Node, error) {
-	matches := tree.Lookup(ref)
-	switch len(matches) {
-	case 1:
-		return matches[0], nil
-	case 0:
-		return nil, fmt.Errorf("no dialog %q in run %s: see its dialog ids with 'lllm tree %s%s'",
-			ref, runID, shellQuote(runRef), logDirHint(cmd, opts))
+	if n := tree.Lookup(ref); len(n) == 1 && n[0].ID == ref {
+		return n[0], nil
 	}
-	return nil, fmt.Errorf("dialog id prefix %q matches %d dialogs in run %s (%s, ...): give more of the id",
-		ref, len(matches), runID, strings.Join([]string{matches[0].ID, matches[1].ID}, ", "))
+	named := make([]namedDialog, len(tree.Nodes))
+	byID := make(map[string]*inspect.Node, len(tree.Nodes))
+	for i, n := range tree.Nodes {
+		named[i] = namedDialog{n.ID, n.Owner, n.Alias}
+		byID[n.ID] = n
+	}
+	id, err := pickDialog(cmd, opts, named, runID, runRef, ref)
+	if err != nil {
+		return nil, err
+	}
+	return byID[id], nil
 }

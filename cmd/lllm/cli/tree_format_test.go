@@ -271,3 +271,20 @@ func TestShowToolResultOnce(t *testing.T) {
 		t.Errorf("%d tool calls; %d tool messages shown, %d results printed (want one per message):\n%s", results, msgs, shown, r.stdout)
 	}
 }
+
+// A dialog may be named by OWNER/ALIAS, or by an alias one dialog has, as
+// lllm diff names them; a name several dialogs share lists them.
+func TestDialogByName(t *testing.T) {
+	logDir := t.TempDir()
+	id := runInto(t, "../../../configs/best_of_n.yaml", logDir, "Name a prime between 10 and 20.")
+	for _, args := range [][]string{{"show", id, "judge/main"}, {"tree", id, "--dialog", "judge/main"}} {
+		r := lllm(t, append(args, "--log-dir", logDir)...)
+		if r.code != 0 || !strings.Contains(r.stdout, "owner=judge alias=main") || strings.Contains(r.stdout, "owner=solver") {
+			t.Errorf("%v: %v", args, r)
+		}
+	}
+	r := lllm(t, "show", id, "main", "--log-dir", logDir)
+	if r.code != ExitError || !strings.Contains(r.stderr, `name "main" matches 2 dialogs`) {
+		t.Errorf("an alias two agents share: %v", r)
+	}
+}
