@@ -475,7 +475,7 @@ func TestRuns(t *testing.T) {
 	if len(lines) != 5 {
 		t.Fatalf("want a header and 4 rows:\n%s", r.stdout)
 	}
-	if h := strings.Fields(lines[0]); !slices.Equal(h, []string{"ID", "TACTIC", "STATUS", "STARTED", "DURATION", "DIALOGS", "MODEL", "CALLS", "TOKENS", "COST"}) {
+	if h := strings.Fields(lines[0]); !slices.Equal(h, []string{"ID", "TACTIC", "STATUS", "STARTED", "DURATION", "DIALOGS", "MODEL", "CALLS", "TOKENS", "COST", "TASK"}) {
 		t.Errorf("header %q", lines[0])
 	}
 	for i, l := range lines {
@@ -497,10 +497,10 @@ func TestRuns(t *testing.T) {
 			t.Errorf("row %d: status not under STATUS: %q", i, lines[i+1])
 		}
 	}
-	if fs := strings.Fields(lines[1]); !slices.Equal(fs[6:], []string{"5", "2", "175", "$0.0017"}) {
+	if fs := strings.Fields(lines[1]); !slices.Equal(fs[6:10], []string{"5", "2", "175", "$0.0017"}) {
 		t.Errorf("ok row totals %q, want 5 dialogs, 2 calls, 175 tokens, $0.0017", lines[1])
 	}
-	if fs := strings.Fields(lines[3]); !slices.Equal(fs[5:], []string{"-", "-", "-", "-", "-"}) {
+	if fs := strings.Fields(lines[3]); !slices.Equal(fs[5:10], []string{"-", "-", "-", "-", "-"}) {
 		t.Errorf("running row %q, want no duration or totals", lines[3])
 	}
 	if !strings.Contains(r.stderr, "lllm: warning: run "+filepath.Base(junk)+" is unreadable") {

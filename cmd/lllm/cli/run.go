@@ -31,6 +31,7 @@ type runCmdOptions struct {
 	format      *enumValue
 	concurrency int
 	keepGoing   bool
+	labels      []string
 }
 
 func newRunCmd(opts *options) *cobra.Command {
@@ -89,6 +90,7 @@ runs.`,
 	fs.StringArrayVar(&o.sets, "set", nil, "override a config value, `KEY.PATH=VALUE` (repeatable)")
 	fs.IntVar(&o.concurrency, "concurrency", tactics.DefaultConcurrency, "with --tasks, how many runs go at once")
 	fs.BoolVar(&o.keepGoing, "keep-going", false, "with --tasks, run every task even after one fails")
+	fs.StringArrayVar(&o.labels, "label", nil, "record `KEY=VALUE` in the run's log, shown by lllm runs (repeatable)")
 	_ = cmd.MarkFlagFilename("tasks", "jsonl", "json")
 	addFormatFlag(cmd, "output", o.format)
 	return cmd
@@ -176,6 +178,16 @@ func runRun(cmd *cobra.Command, o *runCmdOptions, path string) error {
 		}
 	}
 	ropts := tactics.RunOptions{}
+	for _, l := range o.labels {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return usageErrorf(cmd, "--label %q: want KEY=VALUE, such as --label variant=b", l)
+		}
+		if ropts.Labels == nil {
+			ropts.Labels = map[string]string{}
+		}
+		ropts.Labels[strings.TrimSpace(k)] = v
+	}
 	if cmd.Flag("log-dir").Changed {
 		ropts.LogDir = o.logDir
 	}

@@ -538,3 +538,23 @@ func TestWrongKindOfFile(t *testing.T) {
 		wantError(t, r, ExitUsage, tc.want)
 	}
 }
+
+// --label records KEY=VALUE in the run's log; lllm runs shows the labels
+// and the start of the task, which tell runs of one config apart.
+func TestRunLabels(t *testing.T) {
+	cfg, logDir := writeConfig(t, chatConfig)
+	r := lllm(t, "run", cfg, "--task", "Capital of France?", "--log-dir", logDir, "--label", "variant=b", "--label", "seed=1")
+	if r.code != 0 {
+		t.Fatalf("%v", r)
+	}
+	runs := lllm(t, "runs", "--log-dir", logDir)
+	if !strings.Contains(runs.stdout, "seed=1 variant=b Capital of France?") {
+		t.Errorf("runs table:\n%s", runs.stdout)
+	}
+	js := lllm(t, "runs", "--log-dir", logDir, "-o", "json")
+	if !strings.Contains(js.stdout, `"variant": "b"`) {
+		t.Errorf("runs -o json lacks the label:\n%s", js.stdout)
+	}
+	bad := lllm(t, "run", cfg, "--task", "x", "--log-dir", logDir, "--label", "novalue")
+	wantError(t, bad, ExitUsage, `--label "novalue": want KEY=VALUE`)
+}

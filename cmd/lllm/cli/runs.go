@@ -2,11 +2,14 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -155,12 +158,15 @@ func writeRunsTable(w io.Writer, sums []logs.Summary) error {
 		tablewriter.WithPadding(tw.Padding{Left: "", Right: "   ", Overwrite: true}),
 		tablewriter.WithTrimSpace(tw.Off),
 	)
-	table.Header("ID", "TACTIC", "STATUS", "STARTED", "DURATION", "DIALOGS", "MODEL CALLS", "TOKENS", "COST")
+	table.Header("ID", "TACTIC", "STATUS", "STARTED", "DURATION", "DIALOGS", "MODEL CALLS", "TOKENS", "COST", "TASK")
 	rows := make([][]string, 0, len(sums))
 	for _, s := range sums {
-		row := []string{s.ID, "-", runStatus(s), "-", "-", "-", "-", "-", "-"}
+		row := []string{s.ID, "-", runStatus(s), "-", "-", "-", "-", "-", "-", "-"}
 		if s.Start != nil && s.Start.Tactic != "" {
 			row[1] = s.Start.Tactic
+		}
+		if s.Start != nil {
+			row[9] = taskCell(s.Start)
 		}
 		if !s.Started.IsZero() {
 			row[3] = s.Started.Local().Format("2006-01-02 15:04")
@@ -191,4 +197,28 @@ func writeRunsTable(w io.Writer, sums []logs.Summary) error {
 		}
 	}
 	return nil
+}
+
+// taskCell is a run's labels, sorted, then the start of its task, on one
+// line: what tells runs of one config apart.
+func taskCell(st *logs.RunStart) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(st.Labels)) {
+		parts = append(parts, k+"="+st.Labels[k])
+	}
+	task := string(st.Task)
+	var text string
+	if json.Unmarshal(st.Task, &text) == nil {
+		task = text
+	}
+	if task = strings.Join(strings.Fields(task), " "); task != "" {
+		if r := []rune(task); len(r) > 40 {
+			task = string(r[:39]) + "…"
+		}
+		parts = append(parts, task)
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " ")
 }
