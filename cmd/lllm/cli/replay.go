@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -77,6 +78,12 @@ type replayJSON struct {
 	Calls      int             `json:"calls"`
 	Recorded   int             `json:"recorded"`
 	Divergence *divergenceJSON `json:"divergence"`
+	// As lllm run -o json has them: the replay's result, and its calls'
+	// tokens and cost, which for calls served from the recording are the
+	// recorded ones (the replay itself spends nothing).
+	Result json.RawMessage `json:"result"`
+	Tokens tokensJSON      `json:"tokens"`
+	Cost   float64         `json:"cost"`
 }
 
 func runReplay(cmd *cobra.Command, o *replayOptions, ref string) error {
@@ -108,7 +115,9 @@ func runReplay(cmd *cobra.Command, o *replayOptions, ref string) error {
 	res, d := rep.Run, rep.Divergence
 	out := newOutput(cmd)
 	if o.format.value == "json" {
-		j := replayJSON{RunID: res.RunID, ReplayOf: run.ID, Status: res.Status, Error: res.Error, Calls: rep.Calls, Recorded: rep.Recorded}
+		in, outTok := res.Totals.Cost.InputTokens, res.Totals.Cost.OutputTokens
+		j := replayJSON{RunID: res.RunID, ReplayOf: run.ID, Status: res.Status, Error: res.Error, Calls: rep.Calls, Recorded: rep.Recorded,
+			Result: res.Result, Tokens: tokensJSON{Input: in, Output: outTok, Total: in + outTok}, Cost: res.Totals.Cost.USD}
 		if d != nil {
 			j.Divergence = &divergenceJSON{Agent: d.Agent, Dialog: d.Dialog, Call: d.Turn, Attempt: d.Attempt, Reason: d.Reason, Diff: d.Diff}
 		}

@@ -15,6 +15,13 @@ func TestReplay(t *testing.T) {
 		t.Fatalf("%v", r)
 	}
 
+	// -o json has the result, tokens and cost, as lllm run -o json does.
+	r = lllm(t, "replay", orig, "--log-dir", logDir, "-o", "json")
+	same := decodeJSON[map[string]any](t, r.stdout)
+	if r.code != 0 || same["result"] != "Paris." || same["tokens"].(map[string]any)["total"].(float64) == 0 || same["cost"] == nil {
+		t.Fatalf("replay -o json: %v", r.stdout)
+	}
+
 	r = lllm(t, "replay", orig, "--log-dir", logDir, "-o", "json", "--set", "agent_configs.assistant.system_prompt=You are verbose.")
 	if r.code != 1 {
 		t.Fatalf("a diverging replay exits %d: %v", r.code, r)
