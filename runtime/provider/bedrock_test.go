@@ -11,7 +11,6 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -33,36 +32,7 @@ const bedrockModel = "anthropic.claude-3-5-sonnet-20240620-v1:0"
 func bedrockEnv(t *testing.T) {
 	t.Helper()
 	clearEnv(t)
-	dir := t.TempDir()
-	for k, v := range map[string]string{
-		"AWS_ACCESS_KEY_ID":                      "AKIDTEST",
-		"AWS_SECRET_ACCESS_KEY":                  "secret-test",
-		"AWS_REGION":                             "eu-west-3",
-		"AWS_CONFIG_FILE":                        filepath.Join(dir, "config"),
-		"AWS_SHARED_CREDENTIALS_FILE":            filepath.Join(dir, "credentials"),
-		"AWS_EC2_METADATA_DISABLED":              "true",
-		"AWS_CA_BUNDLE":                          "",
-		"AWS_SESSION_TOKEN":                      "",
-		"AWS_PROFILE":                            "",
-		"AWS_DEFAULT_PROFILE":                    "",
-		"AWS_DEFAULT_REGION":                     "",
-		"AWS_ENDPOINT_URL":                       "",
-		"AWS_ENDPOINT_URL_BEDROCK_RUNTIME":       "",
-		"AWS_IGNORE_CONFIGURED_ENDPOINT_URLS":    "",
-		"AWS_USE_FIPS_ENDPOINT":                  "",
-		"AWS_USE_DUALSTACK_ENDPOINT":             "",
-		"AWS_MAX_ATTEMPTS":                       "",
-		"AWS_RETRY_MODE":                         "",
-		"AWS_DEFAULTS_MODE":                      "",
-		"AWS_ROLE_ARN":                           "",
-		"AWS_WEB_IDENTITY_TOKEN_FILE":            "",
-		"AWS_CONTAINER_CREDENTIALS_FULL_URI":     "",
-		"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "",
-		"AWS_REQUEST_CHECKSUM_CALCULATION":       "",
-		"AWS_RESPONSE_CHECKSUM_VALIDATION":       "",
-	} {
-		t.Setenv(k, v)
-	}
+	providertest.SetBedrockEnv(t, "eu-west-3")
 }
 
 // bedrockRequest is one request the fake Bedrock Runtime received.
@@ -164,7 +134,7 @@ func checkSigV4(r *http.Request, body []byte) error {
 		}
 	}
 	sum := sha256.Sum256(body)
-	creds := aws.Credentials{AccessKeyID: "AKIDTEST", SecretAccessKey: "secret-test"}
+	creds := aws.Credentials{AccessKeyID: providertest.BedrockAccessKeyID, SecretAccessKey: providertest.BedrockSecretAccessKey}
 	if err := v4.NewSigner().SignHTTP(context.Background(), creds, req, hex.EncodeToString(sum[:]), "bedrock", "us-east-1", at); err != nil {
 		return err
 	}
@@ -261,7 +231,7 @@ func TestBedrockTextReply(t *testing.T) {
 		t.Errorf("path = %q", req.Path)
 	}
 	// Signed with the test credentials for the configured region.
-	if auth := req.Header.Get("Authorization"); !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 Credential=AKIDTEST/") ||
+	if auth := req.Header.Get("Authorization"); !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 Credential="+providertest.BedrockAccessKeyID+"/") ||
 		!strings.Contains(auth, "/us-east-1/bedrock/aws4_request") {
 		t.Errorf("Authorization = %q", auth)
 	}
