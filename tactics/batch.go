@@ -3,6 +3,7 @@ package tactics
 import (
 	"context"
 	"errors"
+	"maps"
 	"sync"
 
 	"github.com/lllm-go/lllm/logs"
@@ -19,6 +20,9 @@ type BatchOptions struct {
 	// cancelled (their logs end as cancelled) and the tasks not yet
 	// started are not run.
 	KeepGoing bool
+	// Labels, when set, are each task's labels, by its index in tasks,
+	// recorded in its run's log over RunOptions.Labels.
+	Labels []map[string]string
 	// Progress, if set, is called after each task ends with the number of
 	// tasks done, the total and the Result of the one that just ended.
 	// Calls are serialized.
@@ -92,7 +96,15 @@ func Batch(ctx context.Context, cfg *config.Config, tasks []string, opts BatchOp
 					finish(i, &Result{Status: logs.StatusCancelled, Error: NotStarted}, nil)
 					continue
 				}
-				res, err := Run(ctx, cfg, tasks[i], opts.RunOptions)
+				ropts := opts.RunOptions
+				if i < len(opts.Labels) && len(opts.Labels[i]) > 0 {
+					ropts.Labels = maps.Clone(ropts.Labels)
+					if ropts.Labels == nil {
+						ropts.Labels = map[string]string{}
+					}
+					maps.Copy(ropts.Labels, opts.Labels[i])
+				}
+				res, err := Run(ctx, cfg, tasks[i], ropts)
 				if res == nil {
 					// The run could not start: its log could not be
 					// created. Count it as failed.

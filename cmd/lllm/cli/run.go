@@ -245,10 +245,14 @@ func runOne(cmd *cobra.Command, o *runCmdOptions, cfg *config.Config, ropts tact
 func runMany(cmd *cobra.Command, o *runCmdOptions, cfg *config.Config, tasks []taskLine, ropts tactics.RunOptions, root string) error {
 	ctx := cmd.Context()
 	texts := make([]string, len(tasks))
+	labels := make([]map[string]string, len(tasks))
 	for i, t := range tasks {
 		texts[i] = t.task
+		if t.id != "" {
+			labels[i] = map[string]string{"task_id": t.id}
+		}
 	}
-	bopts := tactics.BatchOptions{RunOptions: ropts, Concurrency: o.concurrency, KeepGoing: o.keepGoing}
+	bopts := tactics.BatchOptions{RunOptions: ropts, Concurrency: o.concurrency, KeepGoing: o.keepGoing, Labels: labels}
 	var bar *progressbar.ProgressBar
 	if w := cmd.ErrOrStderr(); len(tasks) > 1 && isTerminal(w) {
 		bar = progressbar.NewOptions(len(tasks),

@@ -163,8 +163,17 @@ func TestRunTasks(t *testing.T) {
 		t.Errorf("ids %q %q", list[1].ID, list[2].ID)
 	}
 	runs := lllm(t, "runs", "-o", "json", "--log-dir", logDir)
-	if got := decodeJSON[[]runJSON](t, runs.stdout); runs.code != 0 || len(got) != 3 {
+	got := decodeJSON[[]runJSON](t, runs.stdout)
+	if runs.code != 0 || len(got) != 3 {
 		t.Fatalf("runs:\n%v", runs)
+	}
+	// Each run's log keeps its task's id.
+	ids := map[string]string{}
+	for _, g := range got {
+		ids[g.ID] = g.Labels["task_id"]
+	}
+	if ids[list[0].RunID] != "" || ids[list[1].RunID] != "b" || ids[list[2].RunID] != "3" {
+		t.Errorf("task_id labels by run %v", ids)
 	}
 
 	// Text: one line per task, in order, then a summary.
