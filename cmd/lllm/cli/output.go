@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/inspect"
 	"github.com/lllm-go/lllm/logs"
 )
 
@@ -87,21 +88,22 @@ func warn(cmd *cobra.Command, warnings []string) {
 	}
 }
 
-// openRun resolves ref under the log root and rebuilds its dialog forest.
-// Reader warnings, such as a skipped torn last line, go to stderr. Reading
-// stops when ctx is cancelled.
-func openRun(ctx context.Context, cmd *cobra.Command, opts *options, ref string) (*logs.Run, *dialog.Forest, error) {
+// openRun resolves ref under the log root and rebuilds its dialog tree,
+// with every dialog's messages in its Forest. Reader warnings, such as a
+// skipped torn last line, go to stderr. Reading stops when ctx is
+// cancelled.
+func openRun(ctx context.Context, cmd *cobra.Command, opts *options, ref string) (*logs.Run, *inspect.Tree, error) {
 	run, err := logs.Open(opts.logDir, ref)
 	if err != nil {
 		return nil, nil, err
 	}
-	forest, warnings, err := run.Forest(ctx)
+	tree, warnings, err := inspect.Load(ctx, run, inspect.Options{Messages: true})
 	warn(cmd, warnings)
 	if err != nil {
 		return nil, nil, err
 	}
-	noteUnfinished(cmd, run.ID, run.Summary().Status())
-	return run, forest, nil
+	noteUnfinished(cmd, run.ID, tree.Status)
+	return run, tree, nil
 }
 
 // noteUnfinished says on stderr that a run has not ended, so that what is

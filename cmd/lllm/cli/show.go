@@ -29,7 +29,8 @@ each root, as 'lllm tree' lists them), each under a header naming it and,
 for a fork, its parent and split point. A fork's transcript is complete: it
 starts with the messages it shares with its parent.
 
-Each message is one entry, "[index] role name: content", with multi-line
+A failed attempt's header ends with "✗ failed:" and the reason, as in
+'lllm tree'. Each message is one entry, "[index] role name: content", with multi-line
 content indented below it. Images show as "[image MIME, N bytes]", tool calls
 as "→ name(arguments)" with their result ("←") or error ("✗"), and a
 message's parsed output, model and usage when it has them.
@@ -60,9 +61,16 @@ printed, with the messages as the log records them.`,
 }
 
 func runShow(cmd *cobra.Command, o *showOptions, args []string) error {
-	run, forest, err := openRun(cmd.Context(), cmd, o.options, args[0])
+	run, tree, err := openRun(cmd.Context(), cmd, o.options, args[0])
 	if err != nil {
 		return err
+	}
+	forest := tree.Forest
+	failed := map[string]string{} // failed attempts: dialog id -> why
+	for _, n := range tree.Nodes {
+		if n.Failed {
+			failed[n.ID] = n.FailReason
+		}
 	}
 	var dialogs []*dialog.Dialog
 	if len(args) > 1 {
@@ -94,7 +102,7 @@ func runShow(cmd *cobra.Command, o *showOptions, args []string) error {
 		if i > 0 {
 			fmt.Fprintln(out)
 		}
-		fmt.Fprintln(out, dialogHeader(d))
+		fmt.Fprintln(out, dialogHeader(d, failed[d.ID()]))
 		for j, m := range d.Messages() {
 			writeMessage(out, j, m)
 		}
@@ -102,10 +110,11 @@ func runShow(cmd *cobra.Command, o *showOptions, args []string) error {
 	return out.flush()
 }
 
-// dialogHeader is the line above a transcript:
+// dialogHeader is the line above a transcript, marked as tree marks a
+// failed attempt (failed is why, empty when it did not fail):
 //
 //	── dialog a1b2c3d4 owner=coder alias=main (fork of 9f8e7d6c at 4) ──
-func dialogHeader(d *dialog.Dialog) string {
+func dialogHeader(d *dialog.Dialog, failed string) string {
 	n := d.Node()
 	s := "── dialog " + shortID(n.ID) + " " + field("owner", n.Owner)
 	if n.Alias != "" {
@@ -117,6 +126,9 @@ func dialogHeader(d *dialog.Dialog) string {
 			s += fmt.Sprintf(": first %d + last %d of %d", n.FirstK, n.LastN, n.ParentLen)
 		}
 		s += ")"
+	}
+	if failed != "" {
+		s += " ✗ failed: " + failed
 	}
 	return s + " ──"
 }

@@ -288,3 +288,20 @@ func TestDialogByName(t *testing.T) {
 		t.Errorf("an alias two agents share: %v", r)
 	}
 }
+
+// lllm show marks a failed attempt in its header, as lllm tree does.
+func TestShowMarksFailedAttempts(t *testing.T) {
+	cfg, logDir := writeConfig(t, chatConfig)
+	r := lllm(t, "run", cfg, "--task", "please fail", "--log-dir", logDir)
+	if r.code != ExitError {
+		t.Fatalf("the run should fail: %v", r)
+	}
+	show := lllm(t, "show", "latest", "--log-dir", logDir)
+	tree := lllm(t, "tree", "latest", "--log-dir", logDir)
+	if !strings.Contains(tree.stdout, "✗ failed: model call failed: auth") {
+		t.Fatalf("tree does not mark the attempt:\n%s", tree.stdout)
+	}
+	if !regexp.MustCompile(`(?m)^── dialog \S+ owner=assistant alias=main#1 \(fork of \S+ at 2\) ✗ failed: model call failed: auth.* ──$`).MatchString(show.stdout) {
+		t.Errorf("show does not mark the failed attempt:\n%s", show.stdout)
+	}
+}
