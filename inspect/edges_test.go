@@ -453,3 +453,26 @@ func TestEdgeUnicodeFailReason(t *testing.T) {
 		t.Errorf("JSON: %v %+v", err, doc)
 	}
 }
+
+// The text tree says how many calls a dialog retried after a failure;
+// the failure that ended a failed attempt is its "✗ failed", not a retry.
+func TestEdgeRetriedCallsShown(t *testing.T) {
+	run, netFailed, _ := edgeRichRun(t, t.TempDir())
+	tree := load(t, run, inspect.Options{})
+	text := render(t, tree, inspect.FormatText, inspect.All)
+	var retried, failed string
+	for _, l := range strings.Split(text, "\n") {
+		switch {
+		case strings.Contains(l, "alias=main#2"):
+			retried = l
+		case strings.Contains(l, "["+inspect.ShortID(netFailed)+"]"):
+			failed = l
+		}
+	}
+	if !strings.Contains(retried, " retried=8") {
+		t.Errorf("the dialog whose 8 failed calls were retried: %q", retried)
+	}
+	if strings.Contains(failed, "retried=") || !strings.Contains(failed, "✗ failed") {
+		t.Errorf("the attempt that failed on its one call: %q", failed)
+	}
+}

@@ -131,8 +131,9 @@ func writeText(w *bufio.Writer, t *Tree, sel Selection) error {
 //
 //	[a1b2c3d4] owner=coder alias=draft msgs=5 split@5 (last_n=2, first_k=1) tokens=120 usd=$0.0012
 //
-// Tokens and dollars are those of the dialog's own messages; a failed
-// attempt ends with "✗ failed: " and the reason.
+// Tokens and dollars are those of the dialog's own messages; model calls
+// that failed and were retried show as "retried=N"; a failed attempt ends
+// with "✗ failed: " and the reason.
 func AppendLine(b []byte, n *Node) []byte {
 	b = append(b, '[')
 	b = append(b, ShortID(n.ID)...)
@@ -160,6 +161,10 @@ func AppendLine(b []byte, n *Node) []byte {
 	if n.Cost.USD != 0 {
 		b = append(b, " usd="...)
 		b = append(b, USD(n.Cost.USD)...)
+	}
+	if r := n.retried(); r > 0 {
+		b = append(b, " retried="...)
+		b = strconv.AppendInt(b, int64(r), 10)
 	}
 	if n.Failed {
 		b = append(b, " ✗ failed: "...)
@@ -426,6 +431,9 @@ func label(n *Node) []string {
 	}
 	if n.Cost.USD != 0 {
 		size += " " + USD(n.Cost.USD)
+	}
+	if r := n.retried(); r > 0 {
+		size += " retried=" + strconv.Itoa(r)
 	}
 	lines = append(lines, size)
 	if n.Failed {

@@ -43,6 +43,17 @@ type Tree struct {
 	outside dialog.Cost // model calls of no dialog of the log
 }
 
+// retried is how many of n's model calls failed and were made again: its
+// failed calls, less the last one of a failed attempt, whose failure is
+// the attempt's.
+func (n *Node) retried() int {
+	r := n.CallErrors
+	if n.Failed && n.lastError != nil {
+		r--
+	}
+	return max(r, 0)
+}
+
 // Node is one dialog of a Tree.
 type Node struct {
 	ID       string

@@ -35,7 +35,8 @@ them when last_n is 0). Tokens and dollars show when the dialog's messages
 record any. Forks are indented under their parent, roots in the order they
 were opened and forks in the order they were made.
 
-A failed attempt ends with "✗ failed:" and the reason. An agent answers on a
+Model calls that failed and were made again show as "retried=N". A failed
+attempt ends with "✗ failed:" and the reason. An agent answers on a
 working copy of its dialog, "ALIAS#1"; a reply that fails to parse is retried
 on "ALIAS#2", forked from the first, and so on. A working copy whose reply was
 not kept (it did not parse, or its model call failed) is a failed attempt.
