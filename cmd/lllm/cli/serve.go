@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -94,6 +95,9 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 	}
 	if token == "" && !server.IsLoopbackAddr(o.addr) {
 		return usageErrorf(cmd, "--addr %s is not a loopback address: serving others needs a token (--token-env NAME)", o.addr)
+	}
+	if _, err := os.Stat(o.config); errors.Is(err, fs.ErrNotExist) && !cmd.Flag("config").Changed {
+		return usageErrorf(cmd, "no serve config at %s, the default (run from the repository, or give one with --config FILE)", o.config)
 	}
 	cfg, err := server.LoadConfig(ctx, o.config)
 	if err != nil {

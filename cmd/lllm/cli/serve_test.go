@@ -239,3 +239,11 @@ func TestServeConfigProblems(t *testing.T) {
 		}
 	}
 }
+
+// Outside the repository the default serve config is missing: one usage
+// error that says so and how to give one.
+func TestServeWithoutDefaultConfig(t *testing.T) {
+	t.Chdir(t.TempDir())
+	r := lllm(t, "serve", "--addr", "127.0.0.1:0")
+	wantError(t, r, ExitUsage, "no serve config at configs/serve.yaml, the default", "--config FILE")
+}
