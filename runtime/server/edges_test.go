@@ -75,6 +75,9 @@ func edgeFixture(t *testing.T, dir string, model provider.Model, ask time.Durati
 	if err != nil {
 		t.Fatal(err)
 	}
+	if opts.KeepAlive == 0 {
+		opts.KeepAlive = 2 * time.Millisecond // every stream meets keep-alive comments
+	}
 	srv := httptest.NewServer(New(svc, opts))
 	t.Cleanup(func() {
 		srv.CloseClientConnections()

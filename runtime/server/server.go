@@ -18,6 +18,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -29,6 +30,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/lllm-go/lllm/runtime/conversation"
 )
@@ -52,7 +54,16 @@ type Options struct {
 	// MaxContentBytes bounds a request's content; zero means
 	// DefaultMaxContentBytes.
 	MaxContentBytes int
+	// KeepAlive is how often a stream with nothing to send (a run waiting
+	// on ask_user or a slow model) sends an SSE comment, so that proxies
+	// and clients with an idle timeout keep it open; zero means
+	// DefaultKeepAlive.
+	KeepAlive time.Duration
 }
+
+// DefaultKeepAlive is the KeepAlive of Options that set none: below the
+// 60 seconds idle timeout common to proxies.
+const DefaultKeepAlive = 15 * time.Second
 
 // Server is an http.Handler serving a conversation.Service.
 type Server struct {
@@ -283,6 +294,30 @@ type sse struct {
 	err   error
 }
 
+// keepAlive writes an SSE comment every interval once the stream has
+// begun, until stop closes; it closes stopped when it is done.
+func (e *sse) keepAlive(every time.Duration, stop <-chan struct{}, stopped chan<- struct{}) {
+	defer close(stopped)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			e.mu.Lock()
+			if e.begun && e.err == nil {
+				if _, err := io.WriteString(e.w, ": keep-alive\n\n"); err != nil {
+					e.err = err
+				} else if err := e.rc.Flush(); err != nil {
+					e.err = err
+				}
+			}
+			e.mu.Unlock()
+		}
+	}
+}
+
 func (e *sse) emit(ev conversation.Event) error {
 	data, err := json.Marshal(ev)
 	if err != nil {
@@ -325,7 +360,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := &sse{w: w, rc: http.NewResponseController(w)}
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go out.keepAlive(cmp.Or(s.opts.KeepAlive, DefaultKeepAlive), stop, stopped)
 	_, err := s.svc.Run(r.Context(), rr, out.emit)
+	close(stop)
+	<-stopped // nothing is written after the handler returns
 	out.mu.Lock()
 	begun := out.begun
 	out.mu.Unlock()

@@ -97,6 +97,9 @@ func newFixture(t *testing.T, dir string, opts Options) *fixture {
 	if opts.MaxContentBytes == 0 {
 		opts.MaxContentBytes = 1000
 	}
+	if opts.KeepAlive == 0 {
+		opts.KeepAlive = 2 * time.Millisecond // every stream meets keep-alive comments
+	}
 	srv := httptest.NewServer(New(svc, opts))
 	t.Cleanup(func() {
 		srv.Close()
@@ -433,5 +436,32 @@ func TestCompactArchivesAndRestart(t *testing.T) {
 	code, out = g.do("GET", "/v1/conversations/assistant/bob/archives/1", "")
 	if code != 200 || out["missing"] != true || !strings.Contains(out["messages"].([]any)[0].(map[string]any)["message"].(map[string]any)["content"].(string), "is missing") {
 		t.Fatalf("missing archive: %d %v", code, out)
+	}
+}
+
+// A stream with nothing to send, here a run waiting on ask_user, sends an
+// SSE comment every KeepAlive, so that an idle timeout does not close it.
+func TestStreamKeepAlive(t *testing.T) {
+	f := newFixture(t, t.TempDir(), Options{KeepAlive: 20 * time.Millisecond})
+	resp, err := http.Post(f.srv.URL+"/v1/stream", "application/json", strings.NewReader(`{"agent":"assistant","sender":"alice","content":"please ask"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	asked, alive := false, 0
+	for alive < 3 && sc.Scan() {
+		switch line := sc.Text(); {
+		case strings.HasPrefix(line, "event: ask"):
+			asked = true
+		case line == ": keep-alive" && asked:
+			alive++
+		}
+	}
+	if alive < 3 {
+		t.Fatalf("%d keep-alive comments while the question waited", alive)
+	}
+	if code, _ := f.do("POST", "/v1/kill", `{"agent":"assistant","sender":"alice"}`); code != 200 {
+		t.Fatal("kill")
 	}
 }

@@ -53,7 +53,7 @@ func serveFixture(t *testing.T, dir string) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(server.New(svc, server.Options{}))
+	srv := httptest.NewServer(server.New(svc, server.Options{KeepAlive: 2 * time.Millisecond}))
 	t.Cleanup(func() {
 		srv.Close()
 		_ = store.Close()
