@@ -272,14 +272,27 @@ func TestEdgeRecallUnicodeAndEmpty(t *testing.T) {
 	}
 }
 
-// TestEdgeUnreadSurvivesCompaction: a reply stored after the sender last started a stream stays unread through a compaction and a restart.
+// TestEdgeUnreadSurvivesCompaction: a reply no client received stays unread through a compaction and a restart; one streamed to its end is read.
 func TestEdgeUnreadSurvivesCompaction(t *testing.T) {
 	dir := t.TempDir()
 	a := &recorder{next: func(ctx context.Context, n int, req *provider.Request) (*provider.Response, error) {
 		return text("Answer. Done."), nil
 	}}
 	svc := twoAgents(t, dir, a, a, ServiceOptions{})
-	run(t, svc, RunRequest{Agent: "assistant", Sender: "alice", Content: "question"})
+	run(t, svc, RunRequest{Agent: "assistant", Sender: "bob", Content: "question"})
+	if c, _ := svc.Store().Lookup("assistant", "bob"); c.Summary().Unread != 0 {
+		t.Errorf("a reply streamed to its end counts as unread: %d", c.Summary().Unread)
+	}
+	// The client is gone when the end comes: the reply waits, unread.
+	gone := func(ev Event) error {
+		if ev.Type == "end" {
+			return errors.New("connection reset")
+		}
+		return nil
+	}
+	if _, err := svc.Run(context.Background(), RunRequest{Agent: "assistant", Sender: "alice", Content: "question"}, gone); err != nil {
+		t.Fatal(err)
+	}
 	conv, _ := svc.Store().Lookup("assistant", "alice")
 	if u := conv.Summary().Unread; u != 1 {
 		t.Fatalf("unread after a turn: %d", u)

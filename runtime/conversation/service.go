@@ -321,7 +321,9 @@ func (s *Service) end(conv *Conversation) {
 // stores the sender's message, runs the answering agent over the
 // conversation, streams what happens to emit, and stores the finished
 // reply. A run that is killed, cancelled or fails stores no reply. emit
-// may be nil; an error from it while text streams cancels the run.
+// may be nil; an error from it while text streams cancels the run. A reply
+// whose end event emit took is read (it does not count as unread); with a
+// nil emit, or when the end could not be sent, it stays unread.
 //
 // The events are start, then text, tool and ask as they happen, then end,
 // which says how the run ended. Start and end name the answering agent.
@@ -330,6 +332,7 @@ func (s *Service) Run(ctx context.Context, req RunRequest, emit func(Event) erro
 	if err != nil {
 		return nil, err
 	}
+	delivered := emit != nil // a reply streamed to its end is read
 	if emit == nil {
 		emit = func(Event) error { return nil }
 	}
@@ -371,10 +374,10 @@ func (s *Service) Run(ctx context.Context, req RunRequest, emit func(Event) erro
 	guest := answering != primary
 	_ = emit(Event{Type: "start", Agent: st.agent, Sender: req.Sender, Guest: guest})
 
-	finish := func(ev Event) {
+	finish := func(ev Event) error {
 		ev.Type, ev.Agent, ev.Sender, ev.Guest = "end", st.agent, req.Sender, guest
 		release() // free before the client hears the end: it may send at once
-		_ = emit(ev)
+		return emit(ev)
 	}
 	reply, err := s.respond(context.WithValue(ctx, runKey{}, st), st, primary, answering, cwd)
 	if err == nil {
@@ -414,7 +417,12 @@ func (s *Service) Run(ctx context.Context, req RunRequest, emit func(Event) erro
 			end.Compacted = &a
 		}
 	}
-	finish(end)
+	if finish(end) == nil && delivered {
+		// The sender has the reply: it is read, not waiting for them.
+		if err := conv.MarkRead(); err != nil {
+			s.store.opts.Logger.Warn("marking a streamed reply read", "agent", conv.agent, "sender", conv.sender, "err", err)
+		}
+	}
 	return &e, nil
 }
 

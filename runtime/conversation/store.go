@@ -311,7 +311,8 @@ type Summary struct {
 	// LastPreview and LastTime describe the newest live message.
 	LastPreview string    `json:"last_preview,omitempty"`
 	LastTime    time.Time `json:"last_time,omitzero"`
-	// Unread counts the replies stored after the sender last read.
+	// Unread counts the replies stored after the sender last read: not
+	// yet streamed to them to the end.
 	Unread int `json:"unread"`
 	// Participants are the sender, the agent and every guest that spoke.
 	Participants []string `json:"participants"`

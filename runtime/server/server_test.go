@@ -241,7 +241,7 @@ func TestStreamEventOrderAndAgents(t *testing.T) {
 		if c["agent"] == "assistant" {
 			found = true
 			ps, _ := json.Marshal(c["participants"])
-			if c["title"] != "hello there" || c["last_preview"] == "" || c["last_time"] == nil || string(ps) != `["alice","assistant","critic"]` || c["unread"].(float64) != 1 {
+			if c["title"] != "hello there" || c["last_preview"] == "" || c["last_time"] == nil || string(ps) != `["alice","assistant","critic"]` || c["unread"].(float64) != 0 {
 				t.Errorf("summary %v", c)
 			}
 		}
