@@ -125,21 +125,6 @@ func shortID(id string) string {
 	return id
 }
 
-// findDialog resolves a full dialog id, a unique prefix of one, or an
-// owner/alias (or an alias) that names one dialog.
-// runID names the run in messages; runRef is how the user named it.
-func findDialog(cmd *cobra.Command, opts *options, forest *dialog.Forest, runID, runRef, ref string) (string, error) {
-	if forest.Dialog(ref) != nil {
-		return ref, nil
-	}
-	var named []namedDialog
-	for _, id := range forest.IDs() {
-		n := forest.Dialog(id).Node()
-		named = append(named, namedDialog{id, n.Owner, n.Alias})
-	}
-	return pickDialog(cmd, opts, named, runID, runRef, ref)
-}
-
 // namedDialog is a dialog's id and names, for pickDialog.
 type namedDialog struct{ id, owner, alias string }
 

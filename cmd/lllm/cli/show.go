@@ -74,11 +74,11 @@ func runShow(cmd *cobra.Command, o *showOptions, args []string) error {
 	}
 	var dialogs []*dialog.Dialog
 	if len(args) > 1 {
-		id, err := findDialog(cmd, o.options, forest, run.ID, args[0], args[1])
+		n, err := findTreeDialog(cmd, o.options, tree, run.ID, args[0], args[1])
 		if err != nil {
 			return err
 		}
-		dialogs = append(dialogs, forest.Dialog(id))
+		dialogs = append(dialogs, forest.Dialog(n.ID))
 	} else {
 		for _, root := range forest.Roots() {
 			walk(forest, root, 0, -1, func(d *dialog.Dialog, _ int) { dialogs = append(dialogs, d) })

@@ -118,12 +118,10 @@ func runTree(cmd *cobra.Command, o *treeOptions, ref string) error {
 	return out.flush()
 }
 
-// findTreeDialog resolves a dialog of tree as findDialog does for a
-// forest.
+// findTreeDialog resolves a full dialog id of tree, a unique prefix of
+// one, or an owner/alias (or an alias) that names one dialog. runID names
+// the run in messages; runRef is how the user named it.
 func findTreeDialog(cmd *cobra.Command, opts *options, tree *inspect.Tree, runID, runRef, ref string) (*inspect.Node, error) {
-	if n := tree.Lookup(ref); len(n) == 1 && n[0].ID == ref {
-		return n[0], nil
-	}
 	named := make([]namedDialog, len(tree.Nodes))
 	byID := make(map[string]*inspect.Node, len(tree.Nodes))
 	for i, n := range tree.Nodes {
