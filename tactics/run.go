@@ -113,7 +113,8 @@ type Runner struct {
 // reported at once, as a *ConfigError; ctx is the context the models are
 // opened with.
 func Prepare(ctx context.Context, cfg *config.Config, opts RunOptions) (*Runner, error) {
-	_, specs, err := prepare(ctx, cfg, opts)
+	ps := &promptSource{dir: cfg.PromptsPath()}
+	_, specs, err := prepare(ctx, cfg, opts, ps)
 	if err != nil {
 		return nil, err
 	}
@@ -125,8 +126,7 @@ func Prepare(ctx context.Context, cfg *config.Config, opts RunOptions) (*Runner,
 	if root == "" {
 		root = cfg.LogDir
 	}
-	return &Runner{cfg: cfg, opts: opts, root: root, recorded: recorded, specs: specs,
-		prompts: &promptSource{dir: cfg.PromptsPath()}}, nil
+	return &Runner{cfg: cfg, opts: opts, root: root, recorded: recorded, specs: specs, prompts: ps}, nil
 }
 
 // Run runs the prepared tactic on task in a new run with its own log, as
@@ -256,9 +256,10 @@ func agentMakers(specs map[string]*agentSpec) map[string]func() *Agent {
 }
 
 // prepare checks cfg and builds its tactic and the makers of its agents,
-// opening each agent's model (which touches no network). Every problem is
-// reported at once, as a *ConfigError.
-func prepare(ctx context.Context, cfg *config.Config, opts RunOptions) (Tactic, map[string]*agentSpec, error) {
+// opening each agent's model (which touches no network), with system
+// prompt files from ps. Every problem is reported at once, as a
+// *ConfigError.
+func prepare(ctx context.Context, cfg *config.Config, opts RunOptions, ps *promptSource) (Tactic, map[string]*agentSpec, error) {
 	// Every problem at once: the tactic's params, the agents it needs,
 	// and each agent's own.
 	var errs []error
@@ -276,7 +277,7 @@ func prepare(ctx context.Context, cfg *config.Config, opts RunOptions) (Tactic, 
 	var specs map[string]*agentSpec
 	if verrs := config.Validate(cfg, needs); len(verrs) > 0 {
 		errs = append(errs, verrs...)
-	} else if specs, err = agentSpecs(ctx, cfg, opts); err != nil {
+	} else if specs, err = agentSpecs(ctx, cfg, opts, ps); err != nil {
 		var ce *ConfigError
 		if !errors.As(err, &ce) {
 			return nil, nil, err
@@ -313,21 +314,22 @@ func Agents(ctx context.Context, cfg *config.Config, opts RunOptions) (map[strin
 	if errs := config.Validate(cfg, nil); len(errs) > 0 {
 		return nil, &ConfigError{errors.Join(errs...)}
 	}
-	specs, err := agentSpecs(ctx, cfg, opts)
+	specs, err := agentSpecs(ctx, cfg, opts, &promptSource{dir: cfg.PromptsPath()})
 	if err != nil {
 		return nil, err
 	}
 	return agentMakers(specs), nil
 }
 
-// agentSpecs opens the model and builds the spec of every agent of cfg.
-func agentSpecs(ctx context.Context, cfg *config.Config, opts RunOptions) (map[string]*agentSpec, error) {
+// agentSpecs opens the model and builds the spec of every agent of cfg,
+// with system prompt files from ps.
+func agentSpecs(ctx context.Context, cfg *config.Config, opts RunOptions, ps *promptSource) (map[string]*agentSpec, error) {
 	shared, err := ProviderConfig(cfg)
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
 	shared.HTTPClient = opts.HTTPClient
-	reg, err := loadPrompts(cfg)
+	reg, err := loadPrompts(cfg, ps)
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
@@ -371,9 +373,9 @@ func agentSpecs(ctx context.Context, cfg *config.Config, opts RunOptions) (map[s
 	return specs, nil
 }
 
-// loadPrompts loads the prompt files of cfg's prompts folder when an agent
-// names one with system_prompt_path; otherwise it returns nil.
-func loadPrompts(cfg *config.Config) (*prompts.Registry, error) {
+// loadPrompts returns the prompt files of cfg's prompts folder, ps, when an
+// agent names one with system_prompt_path; otherwise it returns nil.
+func loadPrompts(cfg *config.Config, ps *promptSource) (*prompts.Registry, error) {
 	var first string
 	for _, ac := range cfg.Agents {
 		if localPrompt(ac.SystemPromptPath) {
@@ -384,14 +386,13 @@ func loadPrompts(cfg *config.Config) (*prompts.Registry, error) {
 	if first == "" {
 		return nil, nil
 	}
-	dir := cfg.PromptsPath()
-	if dir == "" {
+	if ps.dir == "" {
 		return nil, fmt.Errorf("%s: system_prompt_path %q needs a prompts folder: create %s or set prompts_dir",
 			cfg.Path, first, filepath.Join(filepath.Dir(cfg.Path), "prompts"))
 	}
-	reg, err := prompts.LoadDir(dir, prompts.WithTools(LookupTool))
+	reg, err := ps.registry()
 	if err != nil {
-		return nil, fmt.Errorf("%s: prompts_dir %s: %w", cfg.Path, dir, err)
+		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
 	}
 	return reg, nil
 }
