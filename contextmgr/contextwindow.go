@@ -15,7 +15,11 @@ var contextWindows = []struct {
 	prefix string
 	tokens int
 }{
-	{"gpt-5", 400000},
+	// GPT-5's 400k window holds its output too: it takes at most 272k
+	// tokens of input and refuses more ("Input tokens exceed the
+	// configured limit of 272,000 tokens"). gpt-5-chat takes 128k.
+	{"gpt-5", 272000},
+	{"gpt-5-chat", 128000},
 	{"gpt-4.1", 1047576},
 	{"gpt-4.5", 128000},
 	{"gpt-4o", 128000},
@@ -50,7 +54,7 @@ var openWindows = []struct {
 // ContextWindow returns the context window of model ("provider/model" or a
 // bare name) in tokens, and whether the model is known. Known models:
 //
-//	gpt-5*                               400000
+//	gpt-5* (not gpt-5-chat, 128000)      272000 (of 400000, less its 128000 output)
 //	gpt-4.1*                            1047576
 //	gpt-4o*, gpt-4.5*, gpt-4-turbo       128000
 //	gpt-4 (8k), gpt-4-32k, gpt-3.5-turbo 8192, 32768, 16385
