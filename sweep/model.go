@@ -85,6 +85,15 @@ func (m *model) Generate(ctx context.Context, req *provider.Request) (*provider.
 			done, lead := x.flight(key)
 			if lead {
 				defer x.land(key, done)
+				// A call for key may have landed between the miss
+				// above and taking the lead: its reply is cached.
+				if r, ok := x.cache.Get(key); ok {
+					x.hits.Add(1)
+					st.mu.Lock()
+					st.hits++
+					st.mu.Unlock()
+					return r, nil
+				}
 				break
 			}
 			select {
