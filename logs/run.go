@@ -344,7 +344,14 @@ func (r *Run) Writing() bool { return beingWritten(r.Path()) }
 // List summarises every run under root (DefaultRoot if empty), oldest first.
 // It reads only the first and last records of each log. A run whose log
 // cannot be read is listed with Err set.
-func List(root string) ([]Summary, error) {
+func List(root string) ([]Summary, error) { return ListFunc(root, nil) }
+
+// ListFunc is List keeping only the runs for which keep returns true (all
+// of them when keep is nil). keep sees each run as the first record of its
+// log tells it: ID, Dir, Start and Started, or Err; End, Ended and Writing
+// are not set yet, so its Status is not known. The last record is read
+// only for the runs kept, so a filter on the run_start costs nothing more.
+func ListFunc(root string, keep func(Summary) bool) ([]Summary, error) {
 	if root == "" {
 		root = DefaultRoot
 	}
@@ -354,15 +361,30 @@ func List(root string) ([]Summary, error) {
 	}
 	out := make([]Summary, 0, len(ids))
 	for _, id := range ids {
-		out = append(out, summarize(id, filepath.Join(root, id)))
+		s := summarizeStart(id, filepath.Join(root, id))
+		if keep != nil && !keep(s) {
+			continue
+		}
+		if s.Err == nil {
+			s.summarizeEnd()
+		}
+		out = append(out, s)
 	}
 	return out, nil
 }
 
 func summarize(id, dir string) Summary {
+	s := summarizeStart(id, dir)
+	if s.Err == nil {
+		s.summarizeEnd()
+	}
+	return s
+}
+
+// summarizeStart is the summary of a run from the first record of its log.
+func summarizeStart(id, dir string) Summary {
 	s := Summary{ID: id, Dir: dir}
-	path := filepath.Join(dir, EventsFile)
-	rd, err := OpenFile(path)
+	rd, err := OpenFile(filepath.Join(dir, EventsFile))
 	if err != nil {
 		s.Err = err
 		return s
@@ -374,12 +396,18 @@ func summarize(id, dir string) Summary {
 		return s
 	}
 	s.Start, s.Started = first.RunStart, first.Time
+	return s
+}
+
+// summarizeEnd completes a summary from summarizeStart with the last
+// record of the log: its run_end, or whether a process still writes it.
+func (s *Summary) summarizeEnd() {
+	path := filepath.Join(s.Dir, EventsFile)
 	if last, err := lastRecord(path); err == nil && last.Kind == KindRunEnd && last.RunEnd != nil {
 		s.End, s.Ended = last.RunEnd, last.Time
 	} else {
 		s.Writing = beingWritten(path)
 	}
-	return s
 }
 
 // lastRecord decodes the last whole line of the file at path.

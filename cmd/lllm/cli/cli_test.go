@@ -680,7 +680,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"show", "latest", "a", "b", dir}, "at most one DIALOG_ID"},
 		{[]string{"show", "latest", "-o", "yaml", dir}, `"yaml"`},
 		{[]string{"runs", "extra", dir}, `"extra"`},
-		{[]string{"runs", "--output", "text", dir}, `"text"`},
+		{[]string{"runs", "--output", "yaml", dir}, `"yaml"`},
 		{[]string{"version", "now"}, `"now"`},
 		{[]string{"tre"}, `did you mean "tree"`},
 		{[]string{"--nope"}, "--nope"},

@@ -22,16 +22,32 @@ import (
 type enumValue struct {
 	value   string
 	allowed []string
+	// aliases map other accepted spellings to the allowed value they
+	// stand for; they are not listed in help or completions.
+	aliases map[string]string
 }
 
 func newEnum(def string, allowed ...string) *enumValue {
 	return &enumValue{value: def, allowed: allowed}
 }
 
+// alias makes e accept name as another spelling of value, one of its
+// allowed values, so that an old name keeps working without being listed.
+func (e *enumValue) alias(name, value string) *enumValue {
+	if e.aliases == nil {
+		e.aliases = map[string]string{}
+	}
+	e.aliases[name] = value
+	return e
+}
+
 func (e *enumValue) String() string { return e.value }
 func (e *enumValue) Type() string   { return "string" }
 
 func (e *enumValue) Set(s string) error {
+	if v, ok := e.aliases[s]; ok {
+		s = v
+	}
 	for _, a := range e.allowed {
 		if s == a {
 			e.value = s
