@@ -69,6 +69,12 @@ type ServiceOptions struct {
 	// Tokens counts tokens for automatic compaction and the context
 	// managers; nil uses a new tokenizer.
 	Tokens *contextmgr.Tokenizer
+	// LogDir is the log root under which every run writes a run log (see
+	// package logs), as lllm run's runs do: each turn (tactic
+	// RunTactic) with its dialog, model calls and tool calls, and each
+	// compaction's summary call (tactic CompactTactic), labelled with
+	// the conversation (LabelConversation). Empty writes no run logs.
+	LogDir string
 }
 
 // Service runs agents in the conversations of a Store: one run per
@@ -80,6 +86,8 @@ type Service struct {
 	order  []string
 	recall *dialog.Function
 	ask    *dialog.Function
+	// summary is the system prompt of a compaction's summary call.
+	summary *dialog.Prompt
 
 	mu   sync.Mutex
 	runs map[key]*runState
@@ -107,6 +115,9 @@ func NewService(store *Store, agents []*AgentSpec, opts ServiceOptions) (*Servic
 		return nil, err
 	}
 	if s.ask, err = dialog.NewFunction("ask_user", "Ask the user a question and wait for the answer. Use it when you cannot go on without information only the user has.", s.askTool); err != nil {
+		return nil, err
+	}
+	if s.summary, err = dialog.NewPrompt("conversation/summarise", summarySystem); err != nil {
 		return nil, err
 	}
 	for _, sp := range agents {
@@ -327,6 +338,10 @@ func (s *Service) end(conv *Conversation) {
 //
 // The events are start, then text, tool and ask as they happen, then end,
 // which says how the run ended. Start and end name the answering agent.
+//
+// With ServiceOptions.LogDir set, the turn is recorded in a run log of its
+// own (tactic RunTactic), finished however the run ends; a log that
+// cannot be created fails the turn before anything is stored.
 func (s *Service) Run(ctx context.Context, req RunRequest, emit func(Event) error) (*Entry, error) {
 	primary, answering, err := s.check(req)
 	if err != nil {
@@ -350,28 +365,42 @@ func (s *Service) Run(ctx context.Context, req RunRequest, emit func(Event) erro
 	release := func() { released.Do(func() { s.end(conv) }) }
 	defer release()
 
-	// Everything before this turn has been seen by the sender.
-	if err := conv.MarkRead(); err != nil {
-		return nil, err
-	}
-	if conv.Title() == "" {
-		if err := conv.SetTitle(TitleOf(req.Content)); err != nil {
-			return nil, err
-		}
-	}
+	guest := answering != primary
 	cwd := req.CWD
-	if cwd != "" && conv.CWD() == "" {
-		if err := conv.SetCWD(cwd); err != nil {
-			return nil, err
-		}
-	}
 	if cwd == "" {
 		cwd = conv.CWD()
 	}
-	if _, err := conv.Append(dialog.Message{Role: dialog.RoleUser, Name: req.Sender, Content: req.Content, Modality: dialog.ModalityText}); err != nil {
+	// The run log first: a turn that cannot be logged stores nothing.
+	rl, err := s.startRunLog(ctx, RunTactic, conv, answering.spec, guest, cwd, req.Content)
+	if err != nil {
 		return nil, err
 	}
-	guest := answering != primary
+	defer rl.finishOnPanic()
+	// failed ends the run log of a turn that failed before it began.
+	failed := func(err error) (*Entry, error) {
+		if ferr := rl.finish(ctx, nil, err); ferr != nil {
+			err = errors.Join(err, ferr)
+		}
+		return nil, err
+	}
+
+	// Everything before this turn has been seen by the sender.
+	if err := conv.MarkRead(); err != nil {
+		return failed(err)
+	}
+	if conv.Title() == "" {
+		if err := conv.SetTitle(TitleOf(req.Content)); err != nil {
+			return failed(err)
+		}
+	}
+	if req.CWD != "" && conv.CWD() == "" {
+		if err := conv.SetCWD(req.CWD); err != nil {
+			return failed(err)
+		}
+	}
+	if _, err := conv.Append(dialog.Message{Role: dialog.RoleUser, Name: req.Sender, Content: req.Content, Modality: dialog.ModalityText}); err != nil {
+		return failed(err)
+	}
 	_ = emit(Event{Type: "start", Agent: st.agent, Sender: req.Sender, Guest: guest})
 
 	finish := func(ev Event) error {
@@ -379,7 +408,7 @@ func (s *Service) Run(ctx context.Context, req RunRequest, emit func(Event) erro
 		release() // free before the client hears the end: it may send at once
 		return emit(ev)
 	}
-	reply, err := s.respond(context.WithValue(ctx, runKey{}, st), st, primary, answering, cwd)
+	reply, err := s.respond(context.WithValue(ctx, runKey{}, st), st, primary, answering, cwd, rl.log())
 	if err == nil {
 		reply.Name = st.agent
 		if guest {
@@ -396,6 +425,10 @@ func (s *Service) Run(ctx context.Context, req RunRequest, emit func(Event) erro
 		} else {
 			_ = emit(Event{Type: "error", Agent: st.agent, Error: err.Error()})
 		}
+		if ferr := rl.finish(ctx, nil, err); ferr != nil {
+			_ = emit(Event{Type: "error", Agent: st.agent, Error: ferr.Error()})
+			err = errors.Join(err, ferr)
+		}
 		finish(Event{Status: status, Error: err.Error()})
 		return nil, err
 	}
@@ -405,12 +438,21 @@ func (s *Service) Run(ctx context.Context, req RunRequest, emit func(Event) erro
 	}
 	if err != nil {
 		_ = emit(Event{Type: "error", Agent: st.agent, Error: err.Error()})
+		if ferr := rl.finish(ctx, nil, err); ferr != nil {
+			_ = emit(Event{Type: "error", Agent: st.agent, Error: ferr.Error()})
+			err = errors.Join(err, ferr)
+		}
 		finish(Event{Status: "error", Error: err.Error()})
 		return nil, err
 	}
+	// The reply is stored: the turn is done, whatever its log says.
+	if ferr := rl.finish(ctx, reply.Text(), nil); ferr != nil {
+		s.store.opts.Logger.Warn("finishing the run log of a stored reply", "agent", conv.agent, "sender", conv.sender, "err", ferr)
+		_ = emit(Event{Type: "error", Agent: st.agent, Error: ferr.Error()})
+	}
 	end := Event{Status: "ok", Message: &e}
 	if sp := primary.spec; sp.CompactTokens > 0 && s.liveTokens(conv, sp.ModelName) > sp.CompactTokens {
-		a, cerr := conv.Compact(ctx, s.summarizer(primary))
+		a, cerr := conv.Compact(ctx, s.summarizer(primary, conv))
 		if cerr != nil {
 			_ = emit(Event{Type: "error", Agent: st.agent, Error: "automatic compaction: " + cerr.Error()})
 		} else {
@@ -437,7 +479,7 @@ func (s *Service) liveTokens(conv *Conversation, model string) int {
 
 // respond runs the answering agent over the conversation with
 // tactics.Agent's call loop, on a dialog built for this run only.
-func (s *Service) respond(ctx context.Context, st *runState, primary, answering *agentEntry, cwd string) (*dialog.Message, error) {
+func (s *Service) respond(ctx context.Context, st *runState, primary, answering *agentEntry, cwd string, log tactics.Log) (*dialog.Message, error) {
 	sp := answering.spec
 	guest := answering != primary
 	system := answering.primary
@@ -445,7 +487,7 @@ func (s *Service) respond(ctx context.Context, st *runState, primary, answering 
 		system = answering.guest
 	}
 	a := &tactics.Agent{Name: sp.Name, System: system, Model: eventModel{sp.Model, st}, ModelName: sp.ModelName,
-		Params: sp.Params, Limits: sp.Limits, Context: sp.Context, ContextName: sp.ContextName, Tokens: s.opts.Tokens,
+		Params: sp.Params, Limits: sp.Limits, Context: sp.Context, ContextName: sp.ContextName, Tokens: s.opts.Tokens, Log: log,
 		Stream: func(ctx context.Context, c provider.Chunk) error {
 			if c.Text == "" {
 				return nil
@@ -453,11 +495,7 @@ func (s *Service) respond(ctx context.Context, st *runState, primary, answering 
 			return st.emit(Event{Type: "text", Agent: st.agent, Text: c.Text})
 		}}
 	if guest {
-		a.Limits.MaxInterruptSteps = 0 // text only
-		if a.Limits == (tactics.Limits{}) {
-			a.Limits = tactics.DefaultLimits()
-			a.Limits.MaxInterruptSteps = 0
-		}
+		a.Limits = textOnly(a.Limits)
 	}
 	if err := a.Open("conversation", map[string]any{"agent": sp.Name, "sender": st.conv.sender, "cwd": cwd}); err != nil {
 		return nil, err
@@ -557,26 +595,72 @@ func (m eventModel) Generate(ctx context.Context, req *provider.Request) (*provi
 // summaryRequest is what a compaction asks the model after the history.
 const summaryRequest = "Summarise the conversation above for your own later use. Start with one short sentence that names its topic, then keep every fact, decision, open question and result; drop pleasantries. Reply with the summary only."
 
-// summarizer writes summaries with the agent's model.
-func (s *Service) summarizer(e *agentEntry) Summarizer {
+// summarySystem is the system prompt of a compaction's summary call.
+const summarySystem = "You summarise conversations of the agent {agent}."
+
+// textOnly is l (DefaultLimits when zero) without tool rounds.
+func textOnly(l tactics.Limits) tactics.Limits {
+	if l == (tactics.Limits{}) {
+		l = tactics.DefaultLimits()
+	}
+	l.MaxInterruptSteps = 0
+	return l
+}
+
+// summarizer writes summaries of conv with the agent's model, in a call
+// of tactics.Agent's loop (text only, the agent's retries, no context
+// manager), recorded in a run log of its own (CompactTactic) when the
+// Service writes run logs.
+func (s *Service) summarizer(e *agentEntry, conv *Conversation) Summarizer {
 	sp := e.spec
 	return func(ctx context.Context, msgs []*dialog.Message) (string, error) {
-		req := &provider.Request{Model: sp.ModelName, Params: sp.Params}
-		req.Messages = append(req.Messages, &dialog.Message{Role: dialog.RoleSystem, Name: "system", Content: "You summarise conversations of the agent " + sp.Name + "."})
-		for _, m := range msgs {
-			c := *m
-			if c.Role == dialog.RoleAssistant && c.Agent != "" {
-				c.Content, c.Parts = WrapGuest(c.Agent, c.Text()), nil
-			}
-			req.Messages = append(req.Messages, &c)
-		}
-		req.Messages = append(req.Messages, &dialog.Message{Role: dialog.RoleUser, Name: "user", Content: summaryRequest})
-		resp, err := sp.Model.Generate(ctx, req)
+		task := fmt.Sprintf("Summarise %d messages of the conversation %s/%s.", len(msgs), conv.agent, conv.sender)
+		rl, err := s.startRunLog(ctx, CompactTactic, conv, sp, false, conv.CWD(), task)
 		if err != nil {
 			return "", err
 		}
-		return resp.Message.Text(), nil
+		defer rl.finishOnPanic()
+		summary, err := s.summarize(ctx, sp, msgs, rl.log())
+		var result any
+		if err == nil {
+			result = summary
+		}
+		if ferr := rl.finish(ctx, result, err); ferr != nil {
+			return "", errors.Join(err, ferr)
+		}
+		return summary, err
 	}
+}
+
+// summarize asks the model of sp for a summary of msgs, recording the
+// call in log (if not nil).
+func (s *Service) summarize(ctx context.Context, sp *AgentSpec, msgs []*dialog.Message, log tactics.Log) (string, error) {
+	a := &tactics.Agent{Name: sp.Name, System: s.summary, Model: sp.Model, ModelName: sp.ModelName, Params: sp.Params,
+		Limits: textOnly(sp.Limits), Tokens: s.opts.Tokens, Log: log}
+	if err := a.Open("compact", map[string]any{"agent": sp.Name}); err != nil {
+		return "", err
+	}
+	d, err := a.Dialog("")
+	if err != nil {
+		return "", err
+	}
+	for _, m := range msgs {
+		c := *m
+		if c.Role == dialog.RoleAssistant && c.Agent != "" {
+			c.Content, c.Parts = WrapGuest(c.Agent, c.Text()), nil
+		}
+		if _, err := d.Append(c); err != nil {
+			return "", err
+		}
+	}
+	if _, err := d.Append(dialog.Message{Role: dialog.RoleUser, Name: "user", Content: summaryRequest, Modality: dialog.ModalityText}); err != nil {
+		return "", err
+	}
+	reply, _, err := a.Respond(ctx)
+	if err != nil {
+		return "", err
+	}
+	return reply.Text(), nil
 }
 
 // Compact compacts the conversation of agent with sender now. It is busy
@@ -601,7 +685,7 @@ func (s *Service) Compact(ctx context.Context, agent, sender string) (Archive, e
 		return Archive{}, err
 	}
 	defer s.end(conv)
-	return conv.Compact(ctx, s.summarizer(e))
+	return conv.Compact(ctx, s.summarizer(e, conv))
 }
 
 // Kill cancels the run in progress in the conversation of agent with

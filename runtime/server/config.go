@@ -34,6 +34,11 @@ type Config struct {
 	// DataDir is params.data_dir resolved against the config's directory,
 	// or "" when unset.
 	DataDir string
+	// LogDir is the config's log_dir, the root of the run logs of served
+	// turns (conversation.ServiceOptions.LogDir), or "" when unset; a
+	// relative path is taken from the working directory, as lllm run
+	// takes it.
+	LogDir string
 	// Path is the config file.
 	Path string
 }
@@ -87,7 +92,7 @@ func FromConfig(ctx context.Context, cfg *config.Config) (*Config, error) {
 	if len(cfg.Agents) == 0 {
 		errs = append(errs, fmt.Errorf("%s: agent_configs is empty: define the agents to serve", cfg.Path))
 	}
-	out := &Config{Path: cfg.Path}
+	out := &Config{Path: cfg.Path, LogDir: cfg.LogDir}
 	p, perrs := serveParamsOf(cfg, out)
 	errs = append(errs, perrs...)
 	makers, err := tactics.Agents(ctx, cfg, tactics.RunOptions{})

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -26,9 +27,14 @@ const DefaultServeAddr = "127.0.0.1:7878"
 // the config's params.data_dir says.
 const defaultDataDir = "conversations"
 
+// serveRunsDir is where, inside the data dir, lllm serve writes the run
+// logs of its turns when neither --log-dir nor the config's log_dir says.
+const serveRunsDir = "runs"
+
 type serveOptions struct {
 	*options
 	addr, config, dataDir, tokenEnv string
+	noLog                           bool
 }
 
 func newServeCmd(opts *options) *cobra.Command {
@@ -45,6 +51,14 @@ params.data_dir, else ./conversations) and restored when the server starts
 again. The API is described in docs/conversations.md; lllm chat is a
 terminal client for it.
 
+Every turn writes a run log, as lllm run does: its dialog, every model call
+and tool call (recall, ask_user, the agents' own tools) and how it ended
+(ok, failed, or cancelled when killed or disconnected); every compaction's
+summary call writes one too. The logs go under the log root --log-dir, else
+the config's log_dir, else the runs folder of the data dir; --no-log writes
+none. Each run is labelled conversation=AGENT/SENDER, so lllm runs, tree,
+show and view work on them as on any run (give them the same --log-dir).
+
 The server listens on loopback only unless told otherwise; serving another
 address needs a bearer token, read from the environment variable that
 --token-env names. Ctrl-C stops the server cleanly: runs in flight are
@@ -54,6 +68,14 @@ cancelled (their partial replies are not stored) and every log is synced.`,
 
   # Then, in another terminal
   lllm chat assistant --sender alice
+
+  # The run logs of the served turns, and the dialog tree of the latest
+  lllm runs --log-dir /tmp/conversations/runs
+  lllm tree latest --log-dir /tmp/conversations/runs
+
+  # Run logs under another root, or none
+  lllm serve --config configs/serve.yaml --log-dir /data/logs/served
+  lllm serve --config configs/serve.yaml --no-log
 
   # On every interface, with a token clients send as "Authorization: Bearer ..."
   LLLM_TOKEN=$(openssl rand -hex 16) lllm serve --addr 0.0.0.0:7878 --token-env LLLM_TOKEN`,
@@ -67,6 +89,7 @@ cancelled (their partial replies are not stored) and every log is synced.`,
 	fs.StringVar(&o.config, "config", "configs/serve.yaml", "the serve config: the `FILE` defining the agents")
 	fs.StringVar(&o.dataDir, "data-dir", "", "the `DIR` conversations are stored in (default: the config's params.data_dir, else ./conversations)")
 	fs.StringVar(&o.tokenEnv, "token-env", "", "require a bearer token, read from the environment variable `NAME`")
+	fs.BoolVar(&o.noLog, "no-log", false, "write no run logs of the served turns (default: under --log-dir, else the config's log_dir, else DATA_DIR/runs)")
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	_ = cmd.MarkFlagDirname("data-dir")
 	return cmd
@@ -110,13 +133,17 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 	if dataDir == "" {
 		dataDir = defaultDataDir
 	}
+	logDir, err := serveLogDir(cmd, o, cfg, dataDir)
+	if err != nil {
+		return err
+	}
 	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 	store, err := conversation.Open(dataDir, conversation.Options{Logger: logger})
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	svc, err := conversation.NewService(store, cfg.Agents, conversation.ServiceOptions{AskTimeout: cfg.AskUserTimeout, Tokens: cfg.Tokens})
+	svc, err := conversation.NewService(store, cfg.Agents, conversation.ServiceOptions{AskTimeout: cfg.AskUserTimeout, Tokens: cfg.Tokens, LogDir: logDir})
 	if err != nil {
 		return &exitError{code: ExitUsage, errs: []error{fmt.Errorf("%s: %w", cfg.Path, err)}}
 	}
@@ -136,7 +163,11 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 		names = append(names, a.Name)
 	}
 	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "lllm serve: listening on http://%s (agents: %s; data dir: %s)\n", ln.Addr(), strings.Join(names, ", "), dataDir)
+	runLogs := "off (--no-log)"
+	if logDir != "" {
+		runLogs = logDir
+	}
+	fmt.Fprintf(out, "lllm serve: listening on http://%s (agents: %s; data dir: %s; run logs: %s)\n", ln.Addr(), strings.Join(names, ", "), dataDir, runLogs)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	select {
@@ -157,4 +188,32 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 	}
 	fmt.Fprintln(out, "lllm serve: stopped")
 	return nil
+}
+
+// serveLogDir is the log root of the served turns' run logs: --log-dir,
+// else the config's log_dir, else the runs folder of dataDir; "" with
+// --no-log.
+func serveLogDir(cmd *cobra.Command, o *serveOptions, cfg *server.Config, dataDir string) (string, error) {
+	changed := cmd.Flag("log-dir").Changed
+	switch {
+	case o.noLog && changed:
+		return "", usageErrorf(cmd, "--no-log and --log-dir %s contradict each other: give one of them", shellQuote(o.logDir))
+	case o.noLog:
+		return "", nil
+	case changed && strings.TrimSpace(o.logDir) == "":
+		return "", usageErrorf(cmd, "--log-dir is empty: give the DIR to write run logs under, or --no-log to write none")
+	case changed:
+		return o.logDir, nil
+	case cfg.LogDir != "":
+		return cfg.LogDir, nil
+	}
+	dir := filepath.Join(dataDir, serveRunsDir)
+	for _, a := range cfg.Agents {
+		if a.Name == serveRunsDir {
+			// Its conversations would be stored in the folder of the run logs.
+			return "", usageErrorf(cmd, "%s: the agent %q would share %s with the run logs: give them another root with --log-dir DIR (or log_dir in the config), or pass --no-log",
+				cfg.Path, serveRunsDir, dir)
+		}
+	}
+	return dir, nil
 }
