@@ -29,10 +29,23 @@ type Report struct {
 	Cells   []CellReport `json:"cells"`
 	// Calls are the model calls this invocation made (0 for a report read
 	// from disk, and for a sweep that had nothing left to run); CacheHits
-	// the replies its cache served; Ran the samples it finished.
+	// the replies its cache served; Ran the samples it ran and recorded.
 	Calls     int `json:"calls"`
 	CacheHits int `json:"cache_hits"`
 	Ran       int `json:"ran"`
+	// Rescored are the samples this invocation scored again from their
+	// run logs instead of running them, because a scorer was added or its
+	// params changed (their model calls are the scorers' own, such as a
+	// judge's). Reran are the samples of Ran that were to be re-scored
+	// but whose run log could not give their result (unreadable, or
+	// without a run_end). RescoreFailed are the samples whose re-scoring
+	// failed on a scorer's model call (RescoreError says the first such
+	// error): their earlier records stand, and the next run scores them
+	// again.
+	Rescored      int    `json:"rescored"`
+	Reran         int    `json:"reran,omitempty"`
+	RescoreFailed int    `json:"rescore_failed,omitempty"`
+	RescoreError  string `json:"rescore_error,omitempty"`
 	// Samples is the number of samples of the grid; Done of them finished.
 	Samples int `json:"samples"`
 	Done    int `json:"done"`

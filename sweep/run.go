@@ -18,7 +18,10 @@ import (
 
 // Run runs the samples of the sweep (of its shard) that have no final
 // record yet, at most the spec's concurrency at a time, recording each as
-// it finishes, and returns the report of the whole sweep directory.
+// it finishes, and returns the report of the whole sweep directory. A
+// sample whose answer stands and that lacks only scores (a scorer added
+// or changed) is re-scored from its run log instead of run (see
+// Report.Rescored and docs/sweeps.md).
 //
 // It stops launching samples when the budget is spent (the error wraps
 // ErrBudget), and stops everything when max_consecutive_errors model calls
@@ -53,6 +56,12 @@ func (s *Sweep) Run(ctx context.Context) (*Report, error) {
 	if err := s.writeManifest(); err != nil {
 		return nil, err
 	}
+	// The samples whose answer stands and only its scores are missing are
+	// scored again from their run logs rather than run (see rescore.go).
+	plan, err := s.rescorable()
+	if err != nil {
+		return nil, err
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -83,6 +92,11 @@ func (s *Sweep) Run(ctx context.Context) (*Report, error) {
 		pmu      sync.Mutex
 		prog     = Progress{Total: missing}
 		fatalErr error
+		// What became of the samples: run (reran of them fell back from
+		// a re-score), re-scored, or not re-scored for a scorer's failed
+		// model call (the first such error kept).
+		nRan, nRescored, nReran, nRescoreFailed int
+		rescoreErr                              error
 	)
 	fail := func(err error) {
 		pmu.Lock()
@@ -92,7 +106,31 @@ func (s *Sweep) Run(ctx context.Context) (*Report, error) {
 			cancel()
 		}
 	}
-	finish := func(rec *Record, err error) {
+	progress := func() { // under pmu
+		if s.opts.Progress != nil {
+			prog.Calls, prog.CacheHits = int(x.calls.Load()), int(x.hits.Load())
+			x.mu.Lock()
+			prog.SpentUSD = x.spentUSD
+			x.mu.Unlock()
+			prog.Elapsed = time.Since(start)
+			s.opts.Progress(prog)
+		}
+	}
+	finish := func(rec *Record, out outcome, err error) {
+		if out == outRescoreFailed {
+			// Not recorded: the earlier record stands, and the next run
+			// scores the sample again.
+			pmu.Lock()
+			defer pmu.Unlock()
+			nRescoreFailed++
+			if rescoreErr == nil {
+				rescoreErr = err
+			}
+			prog.Done++
+			prog.Failed++
+			progress()
+			return
+		}
 		if err != nil {
 			fail(err)
 			return
@@ -112,14 +150,17 @@ func (s *Sweep) Run(ctx context.Context) (*Report, error) {
 		if rec.Status != "ok" {
 			prog.Failed++
 		}
-		if s.opts.Progress != nil {
-			prog.Calls, prog.CacheHits = int(x.calls.Load()), int(x.hits.Load())
-			x.mu.Lock()
-			prog.SpentUSD = x.spentUSD
-			x.mu.Unlock()
-			prog.Elapsed = time.Since(start)
-			s.opts.Progress(prog)
+		switch out {
+		case outRescored:
+			nRescored++
+			prog.Rescored++
+		case outReran:
+			nReran++
+			nRan++
+		default:
+			nRan++
 		}
+		progress()
 	}
 
 	// A sample is launched once a slot is free, and only if the budget,
@@ -143,7 +184,7 @@ func (s *Sweep) Run(ctx context.Context) (*Report, error) {
 		wg.Add(1)
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			finish(x.runSample(ctx, ropts, sm))
+			finish(x.doSample(ctx, ropts, sm, plan))
 		}()
 		return true
 	})
@@ -160,7 +201,10 @@ func (s *Sweep) Run(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 	rep.Calls, rep.CacheHits = int(x.calls.Load()), int(x.hits.Load())
-	rep.Ran = prog.Done
+	rep.Ran, rep.Rescored, rep.Reran, rep.RescoreFailed = nRan, nRescored, nReran, nRescoreFailed
+	if rescoreErr != nil {
+		rep.RescoreError = rescoreErr.Error()
+	}
 	x.mu.Lock()
 	stopErr := x.stopErr
 	x.mu.Unlock()
@@ -269,7 +313,7 @@ func (x *execution) runSample(ctx context.Context, ropts tactics.RunOptions, sm 
 		if res.Status == logs.StatusOK {
 			rec.Status, rec.Error, rec.Retry = "ok", "", false
 			rec.Answer = answerOf(res.Result, spec.Answer)
-			perr := x.score(withState(ctx, st), rec, sm, res.Result)
+			perr := x.score(withState(ctx, st), rec, sm, res.Result, x.s.scorers)
 			if ctx.Err() != nil && len(rec.ScoreErrors) > 0 {
 				return nil, nil // stopped while scoring: the sample is not finished
 			}
@@ -325,10 +369,13 @@ type prepared struct {
 	err  error
 }
 
-// score runs every scorer on an answered sample; a scorer that fails
-// scores 0 and its error is kept. It returns the error of a scorer whose
-// own model call failed on the provider (a judge's), if any.
-func (x *execution) score(ctx context.Context, rec *Record, sm sample, result json.RawMessage) error {
+// score runs scorers (every scorer of the sweep, for a sample that ran;
+// the missing or stale ones, for a re-score) on an answered sample,
+// setting their scores in rec and replacing their errors; a scorer that
+// fails scores 0 and its error is kept. It returns the error of a scorer
+// whose own model call failed on the provider (a judge's), if any. The
+// scorers' calls and spending are added to rec's.
+func (x *execution) score(ctx context.Context, rec *Record, sm sample, result json.RawMessage, scorers []namedScorer) error {
 	st := stateFrom(ctx)
 	st.mu.Lock()
 	before := [2]int{st.calls, st.hits}
@@ -336,7 +383,8 @@ func (x *execution) score(ctx context.Context, rec *Record, sm sample, result js
 	st.mu.Unlock()
 	in := &Sample{Row: sm.row, Answer: rec.Answer, Result: result, Repeat: sm.repeat}
 	var perr error
-	for _, sc := range x.s.scorers {
+	for _, sc := range scorers {
+		delete(rec.ScoreErrors, sc.name)
 		st.mu.Lock()
 		st.lastErr = nil
 		st.mu.Unlock()
@@ -354,6 +402,9 @@ func (x *execution) score(ctx context.Context, rec *Record, sm sample, result js
 			st.mu.Unlock()
 		}
 		rec.Scores[sc.name] = v
+	}
+	if len(rec.ScoreErrors) == 0 {
+		rec.ScoreErrors = nil
 	}
 	st.mu.Lock()
 	rec.Calls += st.calls - before[0]

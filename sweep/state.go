@@ -65,14 +65,26 @@ type Record struct {
 	LatencyMS   float64           `json:"latency_ms"`
 	// Calls are the model calls the sample made, CacheHits the replies
 	// the cache served it, and Spent* what the calls (not the hits) cost.
-	Calls       int       `json:"calls"`
-	CacheHits   int       `json:"cache_hits"`
-	SpentUSD    float64   `json:"spent_usd"`
-	SpentTokens int       `json:"spent_tokens"`
-	RunID       string    `json:"run_id,omitempty"`
-	RunDir      string    `json:"run_dir,omitempty"` // relative to the sweep directory
-	Shard       string    `json:"shard,omitempty"`
-	Finished    time.Time `json:"finished"`
+	Calls       int     `json:"calls"`
+	CacheHits   int     `json:"cache_hits"`
+	SpentUSD    float64 `json:"spent_usd"`
+	SpentTokens int     `json:"spent_tokens"`
+	// Rescored counts the times the sample was scored again from its run
+	// log instead of being run again, because a scorer was added or its
+	// params changed: 0 for a record a run made. A re-scored record is a
+	// copy of the record it re-scored, with the new scores, a later
+	// Finished, and the scorers' own calls and spending added to Calls,
+	// CacheHits and Spent*.
+	Rescored int `json:"rescored,omitempty"`
+	// CarriedUSD and CarriedTokens are the part of SpentUSD and
+	// SpentTokens that a re-scored record copies from the record it
+	// re-scored, which counts them already: the budget counts them once.
+	CarriedUSD    float64   `json:"carried_usd,omitempty"`
+	CarriedTokens int       `json:"carried_tokens,omitempty"`
+	RunID         string    `json:"run_id,omitempty"`
+	RunDir        string    `json:"run_dir,omitempty"` // relative to the sweep directory
+	Shard         string    `json:"shard,omitempty"`
+	Finished      time.Time `json:"finished"`
 
 	raw []byte
 }
@@ -208,8 +220,10 @@ func (rs *Records) add(r *Record) {
 			rs.counted = map[uint64]struct{}{}
 		}
 		rs.counted[e.sum] = struct{}{}
-		rs.spentU += r.SpentUSD
-		rs.spentT += r.SpentTokens
+		// A re-scored record carries its predecessor's spending, which
+		// that record counts.
+		rs.spentU += r.SpentUSD - r.CarriedUSD
+		rs.spentT += r.SpentTokens - r.CarriedTokens
 	}
 	k := rs.key(r.Cell, r.Row, r.Repeat)
 	if old, ok := rs.byKey[k]; ok && !better(e, old) {
@@ -252,6 +266,13 @@ func (rs *Records) fresh(e recEntry, row *Row, scorers map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// keyOf is lookup, locked.
+func (rs *Records) keyOf(cell, row string, repeat int) (recKey, bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.lookup(cell, row, repeat)
 }
 
 // get returns the entry of the record standing for a sample.
@@ -394,6 +415,13 @@ func (rs *Records) each(dirs []string, fn func(r *Record, row int32) error) erro
 }
 
 func readRecords(path string, add func(*Record)) ([]string, error) {
+	return readRecordsAt(path, func(r *Record, _ int64, _ int) { add(r) })
+}
+
+// readRecordsAt reads the records of the samples file at path, giving add
+// each with the offset and length of its line in the file (see
+// readRecordAt).
+func readRecordsAt(path string, add func(r *Record, off int64, n int)) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -401,8 +429,11 @@ func readRecords(path string, add func(*Record)) ([]string, error) {
 	defer f.Close()
 	var warnings []string
 	br := bufio.NewReaderSize(f, 1<<20)
+	var off int64
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
+		at := off
+		off += int64(len(line))
 		if len(bytes.TrimSpace(line)) > 0 {
 			var r Record
 			if jerr := json.Unmarshal(line, &r); jerr != nil || r.Cell == "" || r.Row == "" {
@@ -413,7 +444,7 @@ func readRecords(path string, add func(*Record)) ([]string, error) {
 				}
 			} else {
 				r.raw = bytes.TrimSpace(line)
-				add(&r)
+				add(&r, at, len(line))
 			}
 		}
 		if err == io.EOF {

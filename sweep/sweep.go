@@ -47,8 +47,11 @@ type Options struct {
 
 // Progress is the state of a running sweep.
 type Progress struct {
-	Done, Total int // samples finished in this run, and to run
-	Failed      int // of Done
+	// Done and Total are the samples finished in this run and the
+	// samples to finish: to run, or to score again from their run logs.
+	Done, Total int
+	Failed      int // of Done: failed, or not re-scored for a scorer's failed model call
+	Rescored    int // of Done: scored again from their run logs, not run
 	Calls       int // model calls made (cache hits excluded)
 	CacheHits   int
 	SpentUSD    float64
@@ -275,12 +278,16 @@ type Plan struct {
 	Dir   string     `json:"dir"`
 	Shard string     `json:"shard"`
 	Cells []PlanCell `json:"cells"`
-	// Samples, Done and ToRun sum the cells'; Calls estimates the model
-	// calls of ToRun.
+	// Samples, Done, ToRun and ToRescore sum the cells'; Calls estimates
+	// the model calls of ToRun and ToRescore.
 	Samples int `json:"samples"`
 	Done    int `json:"done"`
 	ToRun   int `json:"to_run"`
-	Calls   int `json:"calls"`
+	// ToRescore are the samples to score again from their run logs
+	// rather than run: their answer stands, a scorer was added or its
+	// params changed. One whose log turns out unreadable runs instead.
+	ToRescore int `json:"to_rescore"`
+	Calls     int `json:"calls"`
 }
 
 // PlanCell is one cell of a Plan.
@@ -290,36 +297,51 @@ type PlanCell struct {
 	Samples  int    `json:"samples"` // in the shard
 	Done     int    `json:"done"`
 	ToRun    int    `json:"to_run"`
+	// ToRescore are the samples to score again from their run logs.
+	ToRescore int `json:"to_rescore"`
 	// CallsPerSample is the mean of the cell's finished samples, or an
-	// estimate from its tactic's params; Calls = ToRun x CallsPerSample.
+	// estimate from its tactic's params; Calls = ToRun x CallsPerSample,
+	// plus one call per judge scorer each re-score runs.
 	CallsPerSample float64 `json:"calls_per_sample"`
 	Calls          int     `json:"calls"`
 }
 
-// Plan says which cells and samples a run would run and how many model
-// calls that may take. It runs nothing and writes nothing.
+// Plan says which cells and samples a run would run, which it would score
+// again from their run logs, and how many model calls that may take. It
+// runs nothing and writes nothing.
 func (s *Sweep) Plan() *Plan {
 	p := &Plan{Name: s.Spec.name(), Dir: s.Dir, Shard: s.opts.Shard.String()}
+	// A samples file that cannot be read now leaves the samples that
+	// might be re-scored counted as to run.
+	rescore, _ := s.rescorable()
+	judgeCalls := make([]int, len(s.Cells))
 	idx := map[string]int{}
 	for _, c := range s.Cells {
 		idx[c.Hash] = len(p.Cells)
 		p.Cells = append(p.Cells, PlanCell{Hash: c.Hash, Settings: c.Settings, CallsPerSample: s.callsPerSample(c)})
 	}
 	s.eachSample(func(sm sample, done bool) bool {
-		pc := &p.Cells[idx[sm.cell.Hash]]
+		i := idx[sm.cell.Hash]
+		pc := &p.Cells[i]
 		pc.Samples++
-		if !done {
+		switch j, ok := rescore.job(s.records, sm); {
+		case done:
+		case ok:
+			pc.ToRescore++
+			judgeCalls[i] += int(j.judges)
+		default:
 			pc.ToRun++
 		}
 		return true
 	})
 	for i := range p.Cells {
 		c := &p.Cells[i]
-		c.Done = c.Samples - c.ToRun
-		c.Calls = int(float64(c.ToRun)*c.CallsPerSample + 0.5)
+		c.Done = c.Samples - c.ToRun - c.ToRescore
+		c.Calls = int(float64(c.ToRun)*c.CallsPerSample+0.5) + judgeCalls[i]
 		p.Samples += c.Samples
 		p.Done += c.Done
 		p.ToRun += c.ToRun
+		p.ToRescore += c.ToRescore
 		p.Calls += c.Calls
 	}
 	return p

@@ -39,15 +39,18 @@ Results go to <log root>/sweeps/<name> (--log-dir sets the log root; name is
 the spec's name, else its file name). Every finished sample is recorded
 there at once, so running the same sweep again runs only what is missing:
 after a crash, after adding an axis value (only the new cells run), or after
-a budget stop. With -o json the report has "cells" (one per cell) and
-"calls" (the model calls this invocation made: 0 when nothing was left).
+a budget stop. After adding a scorer or changing a scorer's params, finished
+samples are re-scored from their run logs, without running the tactic
+again (only the scorers' own calls, such as a judge's, are made).
+With -o json the report has "cells" (one per cell) and "calls" (the model
+calls this invocation made: 0 when nothing was left).
 
 --set KEY.PATH=VALUE overrides a value of the base config before the axes
 apply (it changes every cell). --shard I/N runs a deterministic share of
 the samples (I from 0 to N-1), for a Slurm job array or a Kubernetes Indexed
 Job over a shared filesystem; 'lllm sweep merge DIR' then consolidates the
 shards. --dry-run checks everything and lists the cells, the samples to run
-and an estimate of the model calls, and spends nothing.
+and to re-score and an estimate of the model calls, and spends nothing.
 
 A progress line goes to stderr when it is a terminal. The exit code is 0
 when every sample of the grid (or shard) is finished, 1 when the sweep
@@ -142,8 +145,8 @@ func runSweep(cmd *cobra.Command, o *sweepCmdOptions, path string) error {
 	}
 
 	if w := cmd.ErrOrStderr(); !o.dryRun && isTerminal(w) {
-		if plan := sw.Plan(); plan.ToRun > 0 {
-			bar = progressbar.NewOptions(plan.ToRun,
+		if plan := sw.Plan(); plan.ToRun+plan.ToRescore > 0 {
+			bar = progressbar.NewOptions(plan.ToRun+plan.ToRescore,
 				progressbar.OptionSetWriter(w),
 				progressbar.OptionSetDescription("sweep"),
 				progressbar.OptionShowCount(),
@@ -166,8 +169,16 @@ func runSweep(cmd *cobra.Command, o *sweepCmdOptions, path string) error {
 		return err
 	}
 	if o.format.value == "text" {
-		fmt.Fprintf(out, "%d/%d samples done, %d run now, %d model calls, %d cache hits; results in %s\n",
-			rep.Done, rep.Samples, rep.Ran, rep.Calls, rep.CacheHits, rep.Dir)
+		rescored := ""
+		if rep.Rescored > 0 {
+			rescored = fmt.Sprintf(", %d re-scored from their run logs", rep.Rescored)
+		}
+		fmt.Fprintf(out, "%d/%d samples done, %d run now%s, %d model calls, %d cache hits; results in %s\n",
+			rep.Done, rep.Samples, rep.Ran, rescored, rep.Calls, rep.CacheHits, rep.Dir)
+	}
+	if rep.RescoreFailed > 0 {
+		warn(cmd, []string{fmt.Sprintf("%d samples could not be re-scored (%s); their earlier results stand: run the sweep again to re-score them",
+			rep.RescoreFailed, rep.RescoreError)})
 	}
 	if err := out.flush(); err != nil {
 		return err
@@ -188,7 +199,11 @@ func progressLine(p sweep.Progress) string {
 	if p.Elapsed > 0 {
 		rate = float64(p.Done) / p.Elapsed.Seconds()
 	}
-	return fmt.Sprintf("sweep %.1f/s  errors %d  calls %d  hits %d  spent %s", rate, p.Failed, p.Calls, p.CacheHits, usd(p.SpentUSD))
+	line := fmt.Sprintf("sweep %.1f/s  errors %d  calls %d  hits %d  spent %s", rate, p.Failed, p.Calls, p.CacheHits, usd(p.SpentUSD))
+	if p.Rescored > 0 {
+		line += fmt.Sprintf("  re-scored %d", p.Rescored)
+	}
+	return line
 }
 
 // sweepConfigErr makes a problem found before running exit with code 2.
@@ -209,7 +224,12 @@ func writePlan(w io.Writer, p *sweep.Plan, format string) error {
 	if p.Shard != "" {
 		fmt.Fprintf(w, " in shard %s", p.Shard)
 	}
-	fmt.Fprintf(w, ", %d done, %d to run, about %d model calls (at most; cache hits are free)\n", p.Done, p.ToRun, p.Calls)
+	fmt.Fprintf(w, ", %d done, %d to run, ", p.Done, p.ToRun)
+	if p.ToRescore > 0 {
+		// Their answers stand; only their missing or changed scorers run.
+		fmt.Fprintf(w, "%d to re-score from their run logs, ", p.ToRescore)
+	}
+	fmt.Fprintf(w, "about %d model calls (at most; cache hits are free)\n", p.Calls)
 	for _, c := range p.Cells {
 		var parts []string
 		for _, s := range c.Settings {
@@ -219,7 +239,11 @@ func writePlan(w io.Writer, p *sweep.Plan, format string) error {
 		if label == "" {
 			label = "(base config)"
 		}
-		fmt.Fprintf(w, "  %s  %-40s  samples %d  done %d  to run %d  calls ~%d\n", c.Hash, label, c.Samples, c.Done, c.ToRun, c.Calls)
+		rescore := ""
+		if p.ToRescore > 0 {
+			rescore = fmt.Sprintf("  re-score %d", c.ToRescore)
+		}
+		fmt.Fprintf(w, "  %s  %-40s  samples %d  done %d  to run %d%s  calls ~%d\n", c.Hash, label, c.Samples, c.Done, c.ToRun, rescore, c.Calls)
 	}
 	fmt.Fprintf(w, "results would go to %s; nothing was run\n", p.Dir)
 	return nil
