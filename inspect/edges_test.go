@@ -422,7 +422,7 @@ func TestEdgeUnicodeFailReason(t *testing.T) {
 	}
 	l := edgeLog{t, w}
 	d := edgeMust(dialog.New("écrivain 🖋", dialog.WithAlias("le \"main\""), dialog.WithSink(w)))
-	edgeMust(d.PutText("Bonjour ‮ \u2028 世界"))
+	edgeMust(d.PutText("Bonjour \u202e \u2028 世界"))
 	wc := edgeMust(d.Fork(0, 0, dialog.WithAlias("le \"main\"#1")))
 	msg := strings.Repeat("é世🖋", 40) + "\nsecond line"
 	l.call(wc.ID(), "écrivain 🖋", "le \"main\"", 1, dialog.Cost{}, nil, "", &logs.CallError{Type: "auth", Message: msg, Status: 401})

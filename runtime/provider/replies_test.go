@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,22 +25,16 @@ import (
 )
 
 // rawServer answers every request with one status and body (as
-// server-sent events when the body starts with "event:" or "data:") and
-// keeps the last request body.
+// server-sent events when the body starts with "event:" or "data:").
 type rawServer struct {
 	*httptest.Server
-	mu   sync.Mutex
-	last []byte
 }
 
 func newRawServer(t *testing.T, status int, body string) *rawServer {
 	t.Helper()
 	s := &rawServer{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		s.mu.Lock()
-		s.last = b
-		s.mu.Unlock()
+		_, _ = io.Copy(io.Discard, r.Body)
 		ct := "application/json"
 		if strings.HasPrefix(body, "event:") || strings.HasPrefix(body, "data:") {
 			ct = "text/event-stream"
@@ -52,15 +45,6 @@ func newRawServer(t *testing.T, status int, body string) *rawServer {
 	}))
 	t.Cleanup(s.Close)
 	return s
-}
-
-// request is the last request body, decoded.
-func (s *rawServer) request() map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var m map[string]any
-	_ = json.Unmarshal(s.last, &m)
-	return m
 }
 
 // openRaw opens name against s (Open adds anthropic's /v1 itself).
