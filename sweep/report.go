@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,12 +22,15 @@ import (
 // Report is a sweep's results: one entry per cell, aggregated over its
 // finished samples.
 type Report struct {
-	Name    string       `json:"name"`
-	Dir     string       `json:"dir"`
-	Axes    []string     `json:"axes"`
-	Scorers []string     `json:"scorers"`
-	PassK   []int        `json:"pass_k"`
-	Cells   []CellReport `json:"cells"`
+	Name    string   `json:"name"`
+	Dir     string   `json:"dir"`
+	Axes    []string `json:"axes"`
+	Scorers []string `json:"scorers"`
+	PassK   []int    `json:"pass_k"`
+	// PassScorer is the scorer whose score of 1 makes a sample pass, for
+	// pass@k.
+	PassScorer string       `json:"pass_scorer,omitempty"`
+	Cells      []CellReport `json:"cells"`
 	// Calls are the model calls this invocation made (0 for a report read
 	// from disk, and for a sweep that had nothing left to run); CacheHits
 	// the replies its cache served; Ran the samples it ran and recorded.
@@ -66,8 +70,8 @@ type CellReport struct {
 	// Scores are the mean and standard error of each scorer over the
 	// cell's finished samples.
 	Scores []ScoreStat `json:"scores"`
-	// PassAtK is the unbiased pass@k of the first scorer (a sample passes
-	// with a score of 1), averaged over rows with at least k samples;
+	// PassAtK is the unbiased pass@k of the report's PassScorer (a
+	// sample passes with a score of 1), averaged over rows with at least k samples;
 	// keyed by k. A k no row has enough samples for is left out.
 	PassAtK   map[string]float64 `json:"pass_at_k"`
 	TokensIn  int                `json:"tokens_in"`
@@ -87,7 +91,8 @@ type ScoreStat struct {
 // Report aggregates what the sweep's directory holds for its cells,
 // streaming its samples files; an error is one reading them.
 func (s *Sweep) Report() (*Report, error) {
-	m := &Manifest{Name: s.Spec.name(), Rows: len(s.Rows), Repeats: s.Spec.repeats(), PassK: s.Spec.passK()}
+	m := &Manifest{Name: s.Spec.name(), Rows: len(s.Rows), Repeats: s.Spec.repeats(), PassK: s.Spec.passK(),
+		PassScorer: s.Spec.passScorer()}
 	for _, a := range append(append([]Axis{}, s.Spec.Axes...), s.Spec.Zip...) {
 		m.Axes = append(m.Axes, a.Path)
 	}
@@ -128,6 +133,13 @@ func LoadReport(dir string) (*Report, []string, error) {
 // the memory a report takes does not grow with the number of samples.
 func buildReport(dir string, m *Manifest, recs *Records, extra bool) (*Report, error) {
 	rep := &Report{Name: m.Name, Dir: dir, Axes: m.Axes, Scorers: m.Scorers, PassK: m.PassK}
+	pass := 0 // the index of the pass@k scorer in m.Scorers
+	if i := slices.Index(m.Scorers, m.PassScorer); i >= 0 {
+		pass = i
+	}
+	if len(m.Scorers) > 0 {
+		rep.PassScorer = m.Scorers[pass]
+	}
 	aggs := map[string]*cellAgg{}
 	inManifest := map[string]bool{}
 	for _, c := range m.Cells {
@@ -150,7 +162,7 @@ func buildReport(dir string, m *Manifest, recs *Records, extra bool) (*Report, e
 				more = append(more, r.Cell)
 			}
 		}
-		a.add(r, row, m.Scorers)
+		a.add(r, row, m.Scorers, pass)
 		return nil
 	})
 	if err != nil {
@@ -205,7 +217,9 @@ func newCellAgg(scorers int) *cellAgg {
 	return &cellAgg{sum: make([]ksum, scorers), sumSq: make([]ksum, scorers), perRow: map[int32]*passCount{}}
 }
 
-func (a *cellAgg) add(r *Record, row int32, scorers []string) {
+// add counts r, a sample of the dataset row row; scorers[pass] is the
+// scorer of pass@k.
+func (a *cellAgg) add(r *Record, row int32, scorers []string, pass int) {
 	a.n++
 	if r.Status != "ok" {
 		a.errors++
@@ -226,7 +240,7 @@ func (a *cellAgg) add(r *Record, row int32, scorers []string) {
 			a.perRow[row] = pc
 		}
 		pc.n++
-		if r.Scores[scorers[0]] >= 1 {
+		if r.Scores[scorers[pass]] >= 1 {
 			pc.c++
 		}
 	}

@@ -226,7 +226,7 @@ func (s *Sweep) Run(ctx context.Context) (*Report, error) {
 // grids that are no longer in it.
 func (s *Sweep) writeManifest() error {
 	m := &Manifest{Name: s.Spec.name(), Spec: s.Spec.Path, Tactic: s.base.TacticType, Rows: len(s.Rows), Dataset: datasetDigest(s.Rows),
-		Repeats: s.Spec.repeats(), PassK: s.Spec.passK(), RowSums: rowSums(s.Rows), ScorerSpecs: s.scorerSpecs()}
+		Repeats: s.Spec.repeats(), PassK: s.Spec.passK(), PassScorer: s.Spec.passScorer(), RowSums: rowSums(s.Rows), ScorerSpecs: s.scorerSpecs()}
 	for _, a := range s.Spec.Axes {
 		m.Axes = append(m.Axes, a.Path)
 	}

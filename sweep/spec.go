@@ -10,10 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/lllm-go/lllm/internal/suggest"
 )
 
 // Spec is a sweep file: the tactic config to start from, the dataset, the
@@ -37,6 +40,9 @@ type Spec struct {
 	Repeats int `yaml:"repeats"`
 	// PassK are the k of pass@k; empty means 1 and Repeats.
 	PassK []int `yaml:"pass_k"`
+	// PassScorer names the scorer whose score of 1 makes a sample pass,
+	// for pass@k; empty means the first scorer.
+	PassScorer string `yaml:"pass_scorer"`
 	// Answer is the dotted field of the tactic's JSON result that scorers
 	// read; empty takes a string result as it is, or the "answer" field of
 	// an object, or else the whole JSON.
@@ -311,6 +317,7 @@ type strictSpec struct {
 	Dataset              yaml.Node      `yaml:"dataset"`
 	Repeats              int            `yaml:"repeats"`
 	PassK                []int          `yaml:"pass_k"`
+	PassScorer           string         `yaml:"pass_scorer"`
 	Answer               string         `yaml:"answer"`
 	Scorers              yaml.Node      `yaml:"scorers"`
 	Concurrency          int            `yaml:"concurrency"`
@@ -322,7 +329,7 @@ type strictSpec struct {
 	Cache                string         `yaml:"cache"`
 }
 
-var specKeys = []string{"name", "config", "dataset", "axes", "zip", "repeats", "pass_k", "answer", "scorers",
+var specKeys = []string{"name", "config", "dataset", "axes", "zip", "repeats", "pass_k", "pass_scorer", "answer", "scorers",
 	"concurrency", "provider_concurrency", "timeout", "retries", "budget", "max_consecutive_errors", "cache"}
 
 // parseAxes reads the axes or zip section v, with an error for each bad
@@ -378,6 +385,19 @@ func (s *Spec) check() error {
 	for _, k := range s.PassK {
 		if k < 1 || k > s.repeats() {
 			bad("pass_k", "%d: want 1 to repeats (%d)", k, s.repeats())
+		}
+	}
+	if s.PassScorer != "" {
+		var names []string
+		for _, sc := range s.scorers() {
+			names = append(names, sc.Label())
+		}
+		if !slices.Contains(names, s.PassScorer) {
+			hint := ""
+			if c, ok := suggest.Closest(s.PassScorer, names); ok {
+				hint = fmt.Sprintf(" (did you mean %q?)", c)
+			}
+			bad("pass_scorer", "%q is not a scorer of this spec%s: want one of %s", s.PassScorer, hint, strings.Join(names, ", "))
 		}
 	}
 	if s.Concurrency < 0 {
@@ -460,6 +480,14 @@ func (s *Spec) scorers() []ScorerSpec {
 		return []ScorerSpec{{Type: "exact"}}
 	}
 	return s.Scorers
+}
+
+// passScorer is the scorer pass@k counts passes of.
+func (s *Spec) passScorer() string {
+	if s.PassScorer != "" {
+		return s.PassScorer
+	}
+	return s.scorers()[0].Label()
 }
 
 // name is the sweep's name.

@@ -551,7 +551,10 @@ type Manifest struct {
 	Cells   []ManifestCell `json:"cells"`
 	Scorers []string       `json:"scorers"`
 	PassK   []int          `json:"pass_k"`
-	Rows    int            `json:"rows"`
+	// PassScorer is the scorer of pass@k; empty (manifests before it)
+	// means the first.
+	PassScorer string `json:"pass_scorer,omitempty"`
+	Rows       int    `json:"rows"`
 	// Dataset is a digest of the rows (ids, tasks, expected answers).
 	Dataset string `json:"dataset,omitempty"`
 	Repeats int    `json:"repeats"`

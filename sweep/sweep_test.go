@@ -167,7 +167,7 @@ func TestStats(t *testing.T) {
 	}
 	a := newCellAgg(1)
 	for _, r := range recs {
-		a.add(r, int32(r.Row[0]-'a'), []string{"s"})
+		a.add(r, int32(r.Row[0]-'a'), []string{"s"}, 0)
 	}
 	cr := a.report(ManifestCell{Hash: "h"}, []string{"s"}, []int{1, 2})
 	if cr.N != 4 || cr.Errors != 1 || cr.Scores[0].Mean != 0.25 || !near(cr.Scores[0].StdErr, 0.25) {
