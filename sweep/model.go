@@ -75,10 +75,7 @@ func (m *model) Generate(ctx context.Context, req *provider.Request) (*provider.
 		key = CacheKey(orDefault(m.cacheID, m.name), digest, st.repeat, st.position(ctx, digest))
 		for {
 			if r, ok := x.cache.Get(key); ok {
-				x.hits.Add(1)
-				st.mu.Lock()
-				st.hits++
-				st.mu.Unlock()
+				x.hit(st)
 				return r, nil
 			}
 			// One call per key at a time: the others wait for its reply.
@@ -88,10 +85,7 @@ func (m *model) Generate(ctx context.Context, req *provider.Request) (*provider.
 				// A call for key may have landed between the miss
 				// above and taking the lead: its reply is cached.
 				if r, ok := x.cache.Get(key); ok {
-					x.hits.Add(1)
-					st.mu.Lock()
-					st.hits++
-					st.mu.Unlock()
+					x.hit(st)
 					return r, nil
 				}
 				break
@@ -142,6 +136,14 @@ func (m *model) Generate(ctx context.Context, req *provider.Request) (*provider.
 		x.cache.Put(key, resp)
 	}
 	return resp, nil
+}
+
+// hit counts a reply the cache served to the sample of st.
+func (x *execution) hit(st *sampleState) {
+	x.hits.Add(1)
+	st.mu.Lock()
+	st.hits++
+	st.mu.Unlock()
 }
 
 // flight returns the channel closed when the call in flight for key ends,
