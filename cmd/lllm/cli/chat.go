@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -23,6 +24,7 @@ type chatOptions struct {
 	*options
 	sender, guest, addr, tokenEnv string
 	format                        *enumValue
+	noHistory                     bool
 }
 
 func newChatCmd(opts *options) *cobra.Command {
@@ -46,14 +48,26 @@ Slash commands:
 When the agent asks you something (ask_user), the next line you type is
 the answer. With -o json every event is printed as one JSON line. A line
 may be up to 1 MiB. The exit status is 1 when anything failed during the
-session (a refused message, a line too long), else 0.`,
+session (a refused message, a line too long), else 0.
+
+At a terminal (stdin and stdout both), the "> " prompt has line editing:
+arrows, Home/End, Ctrl-W and the like; Up and Down walk the history,
+Ctrl-R searches it, and Tab completes the slash commands and the agent
+names after /guest. Ctrl-D, or Ctrl-C on an empty prompt, leaves; Ctrl-C
+while a reply streams interrupts the chat (exit status 1). The lines typed
+are kept, for every agent, in lllm/chat_history under the user cache
+directory (~/.cache on Linux), readable by you only; --no-history keeps
+nothing. Piped input is read as it is, with no prompt and no history.`,
 		Example: `  lllm chat assistant --sender alice
 
   # Every reply from the guest critic, on another server
   lllm chat assistant --guest critic --addr 127.0.0.1:9000
 
   # Scripted, one JSON event per line
-  printf 'hello\n/compact\n' | lllm chat assistant -o json`,
+  printf 'hello\n/compact\n' | lllm chat assistant -o json
+
+  # Keep no history of what you type
+  lllm chat assistant --no-history`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			switch len(args) {
 			case 0:
@@ -72,6 +86,7 @@ session (a refused message, a line too long), else 0.`,
 	fs.StringVar(&o.guest, "guest", "", "have the guest agent `NAME` answer every message")
 	fs.StringVar(&o.addr, "addr", DefaultServeAddr, "the server's `HOST:PORT` (or URL)")
 	fs.StringVar(&o.tokenEnv, "token-env", "", "send the bearer token read from the environment variable `NAME`")
+	fs.BoolVar(&o.noHistory, "no-history", false, "at a terminal, keep no history file of the lines typed")
 	addFormatFlag(cmd, "output", o.format)
 	return cmd
 }
@@ -98,7 +113,14 @@ type chatClient struct {
 	// asked is the agent that asked the last question: its reply goes on
 	// after the answer, under its name again.
 	asked string
+	// term reads the input with line editing at a terminal; nil when the
+	// input is piped.
+	term *termReader
 }
+
+// errInterrupted ends a chat that Ctrl-C interrupted at a prompt, as the
+// signal does elsewhere.
+var errInterrupted = &exitError{code: ExitError, errs: []error{errors.New("interrupted")}}
 
 func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
 	token, err := tokenFrom(cmd, o.tokenEnv)
@@ -148,23 +170,29 @@ func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
 
 	lines := make(chan string)
 	var readErr error // set before lines closes
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(cmd.InOrStdin())
-		sc.Buffer(make([]byte, 64<<10), maxChatLine)
-		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			case <-ctx.Done():
-				return
+	if useLineEditing(cmd.InOrStdin(), cmd.OutOrStdout()) {
+		var guests []string
+		for _, n := range names {
+			if n != agent {
+				guests = append(guests, n)
 			}
 		}
-		if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
-			readErr = fmt.Errorf("reading the input: a line is longer than %d MiB; nothing after it was sent", maxChatLine>>20)
-		} else if err != nil {
-			readErr = fmt.Errorf("reading the input: %w", err)
+		t, err := newTermReader(termReaderOptions{in: cmd.InOrStdin().(*os.File), out: cmd.OutOrStdout().(*os.File),
+			errw: c.errw, guests: guests, noHistory: o.noHistory, cancel: cancel})
+		if err != nil {
+			fmt.Fprintf(c.errw, "lllm: warning: no line editing: %s\n", oneLine(err.Error()))
+		} else {
+			c.term, c.prompt = t, false // readline shows the prompt
+			c.out = bufio.NewWriter(t.out)
+			out = c.out
+			defer t.close()
 		}
-	}()
+	}
+	if c.term != nil {
+		go c.term.run(ctx, lines, &readErr)
+	} else {
+		go readLines(ctx, cmd.InOrStdin(), lines, &readErr)
+	}
 	var queue []string // lines typed while a reply streamed
 	next := func() (string, bool) {
 		if len(queue) > 0 {
@@ -172,18 +200,23 @@ func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
 			queue = queue[1:]
 			return l, true
 		}
+		c.term.want(needNext)
 		select {
 		case l, ok := <-lines:
+			c.term.got()
 			return l, ok
 		case <-ctx.Done():
 			return "", false
 		}
 	}
-	defer out.Flush()
+	defer func() { _ = out.Flush() }()
 	for {
 		_ = out.Flush()
 		line, ok := next()
 		if !ok {
+			if c.term.wasInterrupted() {
+				return errInterrupted
+			}
 			if readErr != nil {
 				c.problem(readErr)
 			}
@@ -237,11 +270,34 @@ func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
 		q, err := c.stream(ctx, line, guest, lines, queue)
 		queue = q
 		if err != nil {
+			if c.term.wasInterrupted() {
+				return errInterrupted
+			}
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			c.problem(err)
 		}
+	}
+}
+
+// readLines sends the lines of in to lines until it ends or ctx is done,
+// then closes lines. A read error is in *readErr by then.
+func readLines(ctx context.Context, in io.Reader, lines chan<- string, readErr *error) {
+	defer close(lines)
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), maxChatLine)
+	for sc.Scan() {
+		select {
+		case lines <- sc.Text():
+		case <-ctx.Done():
+			return
+		}
+	}
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		*readErr = fmt.Errorf("reading the input: a line is longer than %d MiB; nothing after it was sent", maxChatLine>>20)
+	} else if err != nil {
+		*readErr = fmt.Errorf("reading the input: %w", err)
 	}
 }
 
@@ -429,9 +485,12 @@ func (c *chatClient) stream(ctx context.Context, content, guest string, lines <-
 					l := queue[0]
 					queue = queue[1:]
 					answer(l)
+				} else {
+					c.term.want(needAnswer)
 				}
 			}
 		case l, ok := <-lines:
+			c.term.got()
 			if !ok {
 				lines = nil // end of input: let the reply finish
 				continue
