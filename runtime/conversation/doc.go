@@ -16,5 +16,10 @@
 // configured ones), a guest agent answers text-only with its own system
 // prompt, guest replies are wrapped in <from agent="NAME"> tags in the
 // requests the model receives, and framing messages are injected for
-// the run only. The runtime/server package serves a Service over HTTP.
+// the run only. The questions a run asks with ask_user and their answers,
+// and how a run that stored no reply ended, are stored too (ask and abort
+// records), and every later request shows them in their place (see
+// BuildRequest). A Store also deletes conversations, into a trash folder
+// of its data directory, and searches their messages. The runtime/server
+// package serves a Service over HTTP.
 package conversation

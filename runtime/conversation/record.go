@@ -22,7 +22,9 @@ import (
 const (
 	FormatName   = "lllm-go/conversation"
 	VersionMajor = 1
-	VersionMinor = 0
+	// VersionMinor 1 added the ask and abort records (and the asks and
+	// aborted fields of an Entry).
+	VersionMinor = 1
 	// ArchiveFormatName names the format of an archive file.
 	ArchiveFormatName = "lllm-go/conversation-archive"
 )
@@ -35,7 +37,53 @@ const (
 	KindCWD     = "cwd"     // the default working directory was set
 	KindRead    = "read"    // the sender has read up to a sequence number
 	KindCompact = "compact" // a compaction marker: the history so far is archived
+	KindAsk     = "ask"     // an ask_user question and its answer (since 1.1)
+	KindAbort   = "abort"   // a run ended without a reply (since 1.1)
 )
+
+// The statuses of an Abort: how a run that stored no reply ended.
+const (
+	AbortKilled    = "killed"    // Service.Kill (POST /v1/kill)
+	AbortCancelled = "cancelled" // its context ended: the client went away, or the server stopped
+	AbortFailed    = "failed"    // anything else: a model error, a write that failed
+)
+
+// Ask is the payload of an ask record: a question the agent asked the
+// sender with the ask_user tool during the run that answered the message
+// Turn, and the answer it got, or why it got none. In an Entry it also
+// carries the record's Seq and Time.
+type Ask struct {
+	// Seq and Time are the ask record's; they are not written in its
+	// payload (the record has them).
+	Seq  int64     `json:"seq,omitempty"`
+	Time time.Time `json:"ts,omitzero"`
+	// Turn is the seq of the sender's message whose run asked.
+	Turn int64 `json:"turn"`
+	// Agent is the agent that asked.
+	Agent    string `json:"agent"`
+	Question string `json:"question"`
+	// Answer is the sender's answer; empty when Error says why there is
+	// none (a timeout, the run's end).
+	Answer string `json:"answer,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Abort is the payload of an abort record: the run that answered the
+// message Turn ended without storing a reply. In an Entry it also carries
+// the record's Seq and Time.
+type Abort struct {
+	Seq  int64     `json:"seq,omitempty"`
+	Time time.Time `json:"ts,omitzero"`
+	// Turn is the seq of the sender's message the run was answering.
+	Turn int64 `json:"turn"`
+	// Agent is the agent that was answering (the conversation's, or a
+	// guest).
+	Agent string `json:"agent"`
+	// Status is AbortKilled, AbortCancelled or AbortFailed.
+	Status string `json:"status"`
+	// Error is what ended the run.
+	Error string `json:"error,omitempty"`
+}
 
 // Header is the payload of the open record.
 type Header struct {
@@ -74,6 +122,8 @@ type record struct {
 	CWD     *string         `json:"cwd,omitempty"`
 	Read    *int64          `json:"read,omitempty"`
 	Compact *Marker         `json:"compact,omitempty"`
+	Ask     *Ask            `json:"ask,omitempty"`
+	Abort   *Abort          `json:"abort,omitempty"`
 }
 
 // ArchiveFile is the content of an archive: the messages a compaction
@@ -173,17 +223,18 @@ func (a *appender) sync() error {
 	return nil
 }
 
-func (a *appender) close() error {
+// close fsyncs and closes the file; later writes fail with reason.
+func (a *appender) close(reason error) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.err == nil {
+		a.err = reason
+	}
 	if a.f == nil {
 		return nil
 	}
 	err := errors.Join(a.f.Sync(), a.f.Close())
 	a.f = nil
-	if a.err == nil {
-		a.err = errClosed
-	}
 	if err != nil {
 		return fmt.Errorf("conversation: closing %s: %w", a.path, err)
 	}

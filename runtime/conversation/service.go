@@ -264,6 +264,7 @@ type runState struct {
 	agent  string // the answering agent
 	cancel context.CancelCauseFunc
 	emit   func(Event) error
+	turn   int64 // the seq of the sender's message the run answers
 
 	mu      sync.Mutex
 	pending chan string // the reply channel of a pending ask_user
@@ -331,7 +332,9 @@ func (s *Service) end(conv *Conversation) {
 // Run runs one turn: it checks req (a bad request changes nothing),
 // stores the sender's message, runs the answering agent over the
 // conversation, streams what happens to emit, and stores the finished
-// reply. A run that is killed, cancelled or fails stores no reply. emit
+// reply. A run that is killed, cancelled or fails stores no reply, but an
+// abort record saying how it ended (see BuildRequest); the questions it
+// asked with ask_user are stored with their answers either way. emit
 // may be nil; an error from it while text streams cancels the run. A reply
 // whose end event emit took is read (it does not count as unread); with a
 // nil emit, or when the end could not be sent, it stays unread.
@@ -364,6 +367,11 @@ func (s *Service) Run(ctx context.Context, req RunRequest, emit func(Event) erro
 	var released sync.Once
 	release := func() { released.Do(func() { s.end(conv) }) }
 	defer release()
+	// Deleted between Get and begin: this turn starts the new one.
+	if conv, err = s.store.Get(req.Agent, req.Sender); err != nil {
+		return nil, err
+	}
+	st.conv = conv
 
 	guest := answering != primary
 	cwd := req.CWD
@@ -398,8 +406,18 @@ func (s *Service) Run(ctx context.Context, req RunRequest, emit func(Event) erro
 			return failed(err)
 		}
 	}
-	if _, err := conv.Append(dialog.Message{Role: dialog.RoleUser, Name: req.Sender, Content: req.Content, Modality: dialog.ModalityText}); err != nil {
+	turn, err := conv.Append(dialog.Message{Role: dialog.RoleUser, Name: req.Sender, Content: req.Content, Modality: dialog.ModalityText})
+	if err != nil {
 		return failed(err)
+	}
+	st.turn = turn.Seq
+	// aborted stores that this turn ends without a reply, so that the
+	// runs that follow can tell the model.
+	aborted := func(status string, err error) {
+		ab := Abort{Turn: turn.Seq, Agent: st.agent, Status: status, Error: err.Error()}
+		if werr := conv.addAbort(ab); werr != nil {
+			s.store.opts.Logger.Warn("storing that a run ended without a reply", "agent", conv.agent, "sender", conv.sender, "status", status, "err", werr)
+		}
 	}
 	_ = emit(Event{Type: "start", Agent: st.agent, Sender: req.Sender, Guest: guest})
 
@@ -419,12 +437,16 @@ func (s *Service) Run(ctx context.Context, req RunRequest, emit func(Event) erro
 		}
 	}
 	if err != nil {
-		status := "error"
+		status, abort := "error", AbortFailed
 		if cause := context.Cause(ctx); errors.Is(cause, ErrKilled) {
-			status, err = "killed", fmt.Errorf("conversation %s/%s: run %w", conv.agent, conv.sender, ErrKilled)
+			status, abort, err = "killed", AbortKilled, fmt.Errorf("conversation %s/%s: run %w", conv.agent, conv.sender, ErrKilled)
 		} else {
+			if ctx.Err() != nil {
+				abort = AbortCancelled
+			}
 			_ = emit(Event{Type: "error", Agent: st.agent, Error: err.Error()})
 		}
+		aborted(abort, err)
 		if ferr := rl.finish(ctx, nil, err); ferr != nil {
 			_ = emit(Event{Type: "error", Agent: st.agent, Error: ferr.Error()})
 			err = errors.Join(err, ferr)
@@ -438,6 +460,7 @@ func (s *Service) Run(ctx context.Context, req RunRequest, emit func(Event) erro
 	}
 	if err != nil {
 		_ = emit(Event{Type: "error", Agent: st.agent, Error: err.Error()})
+		aborted(AbortFailed, err) // the log refuses writes after a failed one: most likely lost too
 		if ferr := rl.finish(ctx, nil, err); ferr != nil {
 			_ = emit(Event{Type: "error", Agent: st.agent, Error: ferr.Error()})
 			err = errors.Join(err, ferr)
@@ -520,21 +543,19 @@ func (s *Service) respond(ctx context.Context, st *runState, primary, answering 
 // BuildRequest returns the messages, after the system prompt, that a run
 // of agent in conv sends: the live history with every guest reply wrapped
 // in <from agent="NAME"> tags, and this run's framing message inserted
-// just before the newest user message. Nothing here is stored.
+// just before the newest user message. After a sender's message come the
+// ask_user questions its run asked (the agent's message) with their
+// answers (the sender's), and, when its run stored no reply, a note (a
+// user message named NoteName) saying how the run ended. The framing, the
+// wrapping, the questions, answers and notes are built for the request;
+// none is stored as a message.
 func BuildRequest(conv *Conversation, agent string, guest bool, cwd string) []dialog.Message {
-	live := conv.Messages()
-	out := make([]dialog.Message, 0, len(live)+1)
-	last := -1
-	for _, e := range live {
-		m := *e.Message
-		if m.Role == dialog.RoleAssistant && m.Agent != "" {
+	out, last := history(conv.agent, conv.sender, conv.Messages())
+	for i := range out {
+		if m := &out[i]; m.Role == dialog.RoleAssistant && m.Agent != "" {
 			m.Content = WrapGuest(m.Agent, m.Text())
 			m.Parts = nil
 		}
-		if m.Role == dialog.RoleUser && m.Name != "summary" {
-			last = len(out)
-		}
-		out = append(out, m)
 	}
 	frame := framing(conv, agent, guest, cwd)
 	if frame == "" {
@@ -685,7 +706,62 @@ func (s *Service) Compact(ctx context.Context, agent, sender string) (Archive, e
 		return Archive{}, err
 	}
 	defer s.end(conv)
+	if cur, ok := s.store.Lookup(agent, sender); !ok || cur != conv {
+		return Archive{}, ErrNothingToCompact // deleted meanwhile
+	}
 	return conv.Compact(ctx, s.summarizer(e, conv))
+}
+
+// Delete deletes the conversation of agent with sender: its folder moves
+// into the data directory's trash (see Store.Delete), at the path it
+// returns, relative to the data directory. It is busy (ErrBusy) while a
+// run or a compaction is in progress there, and ErrNoConversation when
+// nothing is stored for it.
+func (s *Service) Delete(agent, sender string) (string, error) {
+	conv, err := s.existing(agent, sender)
+	if err != nil {
+		return "", err
+	}
+	// The run slot keeps a run from starting while the folder moves.
+	st := &runState{svc: s, conv: conv, agent: agent, cancel: func(error) {}, emit: func(Event) error { return nil }}
+	if err := s.begin(conv, st); err != nil {
+		return "", fmt.Errorf("%w: kill it (POST /v1/kill) or wait for its end, then delete", err)
+	}
+	defer s.end(conv)
+	return s.store.Delete(agent, sender)
+}
+
+// MarkRead records that sender has read every reply of the conversation
+// of agent with sender, so that its unread count is zero, and syncs the
+// log. It is ErrNoConversation when nothing is stored for it.
+func (s *Service) MarkRead(agent, sender string) error {
+	conv, err := s.existing(agent, sender)
+	if err != nil {
+		return err
+	}
+	if err := conv.MarkRead(); err != nil {
+		return err
+	}
+	return conv.Sync()
+}
+
+// existing returns the stored conversation of agent (a configured agent)
+// with sender.
+func (s *Service) existing(agent, sender string) (*Conversation, error) {
+	if s.agents[agent] == nil {
+		if err := CheckName("agent", agent); err != nil {
+			return nil, err
+		}
+		return nil, s.unknown(ErrUnknownAgent, agent)
+	}
+	if err := CheckName("sender", sender); err != nil {
+		return nil, err
+	}
+	conv, ok := s.store.Lookup(agent, sender)
+	if !ok || !conv.written() {
+		return nil, fmt.Errorf("conversation %s/%s: %w: nothing is stored for it (GET /v1/conversations lists those that are)", agent, sender, ErrNoConversation)
+	}
+	return conv, nil
 }
 
 // Kill cancels the run in progress in the conversation of agent with
@@ -787,14 +863,25 @@ func (s *Service) askTool(ctx context.Context, in askArgs) (string, error) {
 	_ = st.emit(Event{Type: "ask", Agent: st.agent, Text: in.Question})
 	t := time.NewTimer(s.opts.AskTimeout)
 	defer t.Stop()
+	// The question and its answer (or why there is none) are stored, so
+	// that the runs that follow see them (see BuildRequest).
+	rec := Ask{Turn: st.turn, Agent: st.agent, Question: in.Question}
+	var out string
+	var err error
 	select {
 	case ans := <-ch:
-		return "The user answered: " + ans, nil
+		rec.Answer, out = ans, "The user answered: "+ans
 	case <-t.C:
-		return "", fmt.Errorf("the user did not answer within %s", s.opts.AskTimeout)
+		err = fmt.Errorf("the user did not answer within %s", s.opts.AskTimeout)
+		rec.Error = err.Error()
 	case <-ctx.Done():
-		return "", context.Cause(ctx)
+		err = context.Cause(ctx)
+		rec.Error = "the run ended before the user answered (" + err.Error() + ")"
 	}
+	if werr := st.conv.addAsk(rec); werr != nil {
+		s.store.opts.Logger.Warn("storing an ask_user question and its answer", "agent", st.conv.agent, "sender", st.conv.sender, "err", werr)
+	}
+	return out, err
 }
 
 type recallArgs struct {

@@ -278,7 +278,7 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	var errs []error
 	for _, c := range cs {
-		errs = append(errs, c.log.close())
+		errs = append(errs, c.log.close(errClosed))
 	}
 	if s.lock != nil {
 		errs = append(errs, s.lock.Close()) // last: the data dir is free
@@ -286,11 +286,21 @@ func (s *Store) Close() error {
 	return errors.Join(errs...)
 }
 
-// Entry is a stored message with its place in the log.
+// Entry is a stored message with its place in the log. A sender's
+// message also carries what happened in the run that answered it and is
+// not a message itself: the ask_user questions and answers, and, when the
+// run stored no reply, why (Aborted). BuildRequest shows both to the
+// model in the runs that follow.
 type Entry struct {
 	Seq     int64           `json:"seq"`
 	Time    time.Time       `json:"ts"`
 	Message *dialog.Message `json:"message"`
+	// Asks are the ask records of the run that answered this message, in
+	// order.
+	Asks []Ask `json:"asks,omitempty"`
+	// Aborted is the abort record of the run that answered this message,
+	// when it ended without a reply.
+	Aborted *Abort `json:"aborted,omitempty"`
 }
 
 // Archive describes one compaction of a conversation.
@@ -363,9 +373,21 @@ func (c *Conversation) load() error {
 	}
 	defer f.Close()
 	type pending struct {
-		seq int64
-		ts  time.Time
-		raw json.RawMessage
+		seq     int64
+		ts      time.Time
+		raw     json.RawMessage
+		asks    []Ask
+		aborted *Abort
+	}
+	// turn finds the live message a record of a run refers to; nil when
+	// it is not live (it cannot be: a compaction never runs during a run).
+	turn := func(live []pending, seq int64) *pending {
+		for i := len(live) - 1; i >= 0; i-- {
+			if live[i].seq == seq {
+				return &live[i]
+			}
+		}
+		return nil
 	}
 	var live []pending
 	var summary *Entry
@@ -416,7 +438,7 @@ func (c *Conversation) load() error {
 			if len(rec.Message) == 0 {
 				return bad("message")
 			}
-			live = append(live, pending{rec.Seq, rec.Time, rec.Message})
+			live = append(live, pending{seq: rec.Seq, ts: rec.Time, raw: rec.Message})
 			sinceRead = append(sinceRead, rec.Message)
 			// Guests are found from the raw record, so archived
 			// messages need not be decoded.
@@ -451,6 +473,24 @@ func (c *Conversation) load() error {
 			c.archives = append(c.archives, archiveOf(mk))
 			live = live[:0:0]
 			summary = &Entry{Seq: rec.Seq, Time: rec.Time, Message: summaryMessage(mk)}
+		case KindAsk:
+			if rec.Ask == nil {
+				return bad("ask")
+			}
+			if p := turn(live, rec.Ask.Turn); p != nil {
+				a := *rec.Ask
+				a.Seq, a.Time = rec.Seq, rec.Time
+				p.asks = append(p.asks, a)
+			}
+		case KindAbort:
+			if rec.Abort == nil {
+				return bad("abort")
+			}
+			if p := turn(live, rec.Abort.Turn); p != nil {
+				a := *rec.Abort
+				a.Seq, a.Time = rec.Seq, rec.Time
+				p.aborted = &a
+			}
 		default:
 			// An unknown kind of a newer minor version is skipped.
 		}
@@ -474,7 +514,7 @@ func (c *Conversation) load() error {
 		if err != nil {
 			return fmt.Errorf("conversation: %s: record %d: %w", c.log.path, p.seq, err)
 		}
-		c.live = append(c.live, Entry{Seq: p.seq, Time: p.ts, Message: m})
+		c.live = append(c.live, Entry{Seq: p.seq, Time: p.ts, Message: m, Asks: p.asks, Aborted: p.aborted})
 	}
 	return nil
 }
@@ -646,7 +686,9 @@ func (c *Conversation) Summary() Summary {
 // Summarizer writes the summary of msgs with a model call.
 type Summarizer func(ctx context.Context, msgs []*dialog.Message) (string, error)
 
-// Compact summarises the live history with summarize and archives it:
+// Compact summarises the live history with summarize and archives it
+// (summarize gets the history as BuildRequest shows it, without the
+// framing and the guest tags):
 // the archive file (the messages, title, summary and time) is written and
 // synced before the marker record that points at it, and the live history
 // continues from the summary. The caller must make sure nothing is
@@ -659,9 +701,12 @@ func (c *Conversation) Compact(ctx context.Context, summarize Summarizer) (Archi
 	if len(live) == 0 || (len(live) == 1 && live[0].Message.Metadata["archive"] != "") {
 		return Archive{}, ErrNothingToCompact
 	}
-	msgs := make([]*dialog.Message, len(live))
-	for i, e := range live {
-		msgs[i] = e.Message
+	// The summary covers what the model saw: the questions and answers
+	// of ask_user and the notes on runs that stored no reply too.
+	hist, _ := history(c.agent, c.sender, live)
+	msgs := make([]*dialog.Message, len(hist))
+	for i := range hist {
+		msgs[i] = &hist[i]
 	}
 	summary, err := summarize(ctx, msgs)
 	if err != nil {

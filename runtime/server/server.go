@@ -6,7 +6,10 @@
 //	POST /v1/kill     {agent, sender}
 //	POST /v1/compact  {agent, sender}
 //	POST /v1/reply    {agent, sender, content}
+//	POST /v1/mark-read {agent, sender}
+//	GET  /v1/search?q=TEXT&agent=&sender=&limit=&archives=
 //	GET  /v1/conversations
+//	DELETE /v1/conversations/{agent}/{sender}
 //	GET  /v1/conversations/{agent}/{sender}/messages
 //	GET  /v1/conversations/{agent}/{sender}/archives
 //	GET  /v1/conversations/{agent}/{sender}/archives/{id}
@@ -27,6 +30,7 @@ import (
 	"net"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -82,13 +86,17 @@ func New(svc *conversation.Service, opts Options) *Server {
 	s.mux.HandleFunc("POST /v1/kill", s.kill)
 	s.mux.HandleFunc("POST /v1/compact", s.compact)
 	s.mux.HandleFunc("POST /v1/reply", s.reply)
+	s.mux.HandleFunc("POST /v1/mark-read", s.markRead)
+	s.mux.HandleFunc("GET /v1/search", s.search)
 	s.mux.HandleFunc("GET /v1/conversations", s.conversations)
+	s.mux.HandleFunc("DELETE /v1/conversations/{agent}/{sender}", s.deleteConversation)
 	s.mux.HandleFunc("GET /v1/conversations/{agent}/{sender}/messages", s.messages)
 	s.mux.HandleFunc("GET /v1/conversations/{agent}/{sender}/archives", s.archives)
 	s.mux.HandleFunc("GET /v1/conversations/{agent}/{sender}/archives/{id}", s.archive)
 	s.mux.HandleFunc("GET /v1/agents", s.agents)
 	for path, allow := range map[string]string{
-		"/v1/stream": "POST", "/v1/kill": "POST", "/v1/compact": "POST", "/v1/reply": "POST",
+		"/v1/stream": "POST", "/v1/kill": "POST", "/v1/compact": "POST", "/v1/reply": "POST", "/v1/mark-read": "POST",
+		"/v1/search": "GET, HEAD", "/v1/conversations/{agent}/{sender}": "DELETE",
 		"/v1/conversations": "GET, HEAD", "/v1/conversations/{agent}/{sender}/messages": "GET, HEAD",
 		"/v1/conversations/{agent}/{sender}/archives": "GET, HEAD", "/v1/conversations/{agent}/{sender}/archives/{id}": "GET, HEAD",
 		"/v1/agents": "GET, HEAD",
@@ -194,6 +202,10 @@ func fail(w http.ResponseWriter, err error) {
 		status, code = http.StatusConflict, "nothing_to_compact"
 	case errors.Is(err, conversation.ErrNoArchive):
 		status, code = http.StatusNotFound, "no_archive"
+	case errors.Is(err, conversation.ErrNoConversation):
+		status, code = http.StatusNotFound, "no_conversation"
+	case errors.Is(err, conversation.ErrEmptyQuery):
+		status, code = http.StatusBadRequest, "empty_query"
 	}
 	writeError(w, status, code, err.Error())
 }
@@ -497,4 +509,90 @@ func (s *Server) archive(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) agents(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"agents": s.svc.Agents()})
+}
+
+func (s *Server) markRead(w http.ResponseWriter, r *http.Request) {
+	var req request
+	if !s.decode(w, r, &req, "agent", "sender") || !need(w, &req, "agent", "sender") {
+		return
+	}
+	if err := s.svc.MarkRead(req.Agent, req.Sender); err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"agent": req.Agent, "sender": req.Sender, "unread": 0})
+}
+
+func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) {
+	agent, sender := r.PathValue("agent"), r.PathValue("sender")
+	trash, err := s.svc.Delete(agent, sender)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deleted": true, "agent": agent, "sender": sender, "trash": trash})
+}
+
+// searchParams are the query parameters GET /v1/search takes.
+var searchParams = []string{"q", "agent", "sender", "limit", "archives"}
+
+func (s *Server) search(w http.ResponseWriter, r *http.Request) {
+	qs := r.URL.Query()
+	for k, vs := range qs {
+		if !slices.Contains(searchParams, k) {
+			writeError(w, http.StatusBadRequest, "unknown_field", fmt.Sprintf("unknown parameter %q (this endpoint takes %s)", k, strings.Join(searchParams, ", ")))
+			return
+		}
+		if len(vs) > 1 {
+			writeError(w, http.StatusBadRequest, "bad_parameter", fmt.Sprintf("parameter %s is given %d times: give it once", k, len(vs)))
+			return
+		}
+	}
+	req := conversation.SearchRequest{Query: qs.Get("q"), Agent: qs.Get("agent"), Sender: qs.Get("sender")}
+	if strings.TrimSpace(req.Query) == "" {
+		writeError(w, http.StatusBadRequest, "empty_query", "the search query is empty: pass ?q=TEXT (URL-encoded)")
+		return
+	}
+	if len(req.Query) > s.opts.MaxContentBytes {
+		writeError(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("query has %d bytes, over the limit of %d", len(req.Query), s.opts.MaxContentBytes))
+		return
+	}
+	if req.Agent == "" && req.Sender != "" {
+		writeError(w, http.StatusBadRequest, "missing_field", "missing parameter: agent (a sender names a conversation only with its agent)")
+		return
+	}
+	if req.Agent != "" {
+		if _, err := s.svc.Agent(req.Agent); err != nil {
+			fail(w, err)
+			return
+		}
+	}
+	if req.Sender != "" {
+		if err := conversation.CheckName("sender", req.Sender); err != nil {
+			fail(w, err)
+			return
+		}
+	}
+	if v := qs.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > conversation.MaxSearchLimit {
+			writeError(w, http.StatusBadRequest, "bad_parameter", fmt.Sprintf("limit %q: want a number from 1 to %d", v, conversation.MaxSearchLimit))
+			return
+		}
+		req.Limit = n
+	}
+	if v := qs.Get("archives"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "bad_parameter", fmt.Sprintf("archives %q: want true or false", v))
+			return
+		}
+		req.Archives = b
+	}
+	res, err := s.svc.Store().Search(r.Context(), req)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
 }
