@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,11 +12,13 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/runtime/conversation"
 	"github.com/lllm-go/lllm/runtime/server"
 )
@@ -37,27 +40,27 @@ and the reply is printed as it streams. The conversation is the server's
 (one per agent and sender), so it carries on across chats and restarts.
 
 Slash commands:
-  /guest NAME TEXT   send TEXT to be answered by the guest agent NAME
-  /compact           summarise the conversation so far into an archive
-  /archives          list the conversation's archives
-  /history           print the live history
-  /kill              cancel the reply in progress (also while it streams)
-  /help              list the commands
-  /quit              leave (so does end of input)
+` + chatCommandsHelp("  ") + `
 
 When the agent asks you something (ask_user), the next line you type is
-the answer. With -o json every event is printed as one JSON line. A line
-may be up to 1 MiB. The exit status is 1 when anything failed during the
-session (a refused message, a line too long), else 0.
+the answer. /search looks in this conversation and its archives (with
+--all, in every conversation of AGENT) and shows the first 20 matches
+(/search --limit N TEXT: up to N, at most 200). /delete asks you to type
+your sender name or yes first; with piped input it needs /delete --yes.
+Once the conversation is deleted the chat ends. With -o json every event
+is printed as one JSON line. A line may be up to 1 MiB. The exit status
+is 1 when anything failed during the session (a refused message or
+command, a line too long), else 0.
 
 At a terminal (stdin and stdout both), the "> " prompt has line editing:
 arrows, Home/End, Ctrl-W and the like; Up and Down walk the history,
-Ctrl-R searches it, and Tab completes the slash commands and the agent
-names after /guest. Ctrl-D, or Ctrl-C on an empty prompt, leaves; Ctrl-C
-while a reply streams interrupts the chat (exit status 1). The lines typed
-are kept, for every agent, in lllm/chat_history under the user cache
-directory (~/.cache on Linux), readable by you only; --no-history keeps
-nothing. Piped input is read as it is, with no prompt and no history.`,
+Ctrl-R searches it, and Tab completes the slash commands, their options
+and the agent names after /guest. Ctrl-D, or Ctrl-C on an empty prompt,
+leaves; Ctrl-C while a reply streams interrupts the chat (exit status 1).
+The lines typed are kept, for every agent, in lllm/chat_history under the
+user cache directory (~/.cache on Linux), readable by you only;
+--no-history keeps nothing. Piped input is read as it is, with no prompt
+and no history.`,
 		Example: `  lllm chat assistant --sender alice
 
   # Every reply from the guest critic, on another server
@@ -116,6 +119,9 @@ type chatClient struct {
 	// term reads the input with line editing at a terminal; nil when the
 	// input is piped.
 	term *termReader
+	// interactive is whether a person types the input (stdin is a
+	// terminal): only then can /delete ask for a confirmation.
+	interactive bool
 }
 
 // errInterrupted ends a chat that Ctrl-C interrupted at a prompt, as the
@@ -144,7 +150,7 @@ func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
 	out := bufio.NewWriter(cmd.OutOrStdout())
 	c := &chatClient{base: strings.TrimSuffix(base, "/"), token: token, http: &http.Client{}, agent: agent,
 		sender: o.sender, json: o.format.value == "json", out: out, errw: cmd.ErrOrStderr(),
-		prompt: isTerminal(cmd.InOrStdin())}
+		prompt: isTerminal(cmd.InOrStdin()), interactive: isTerminal(cmd.InOrStdin())}
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel() // stops the stdin reader
 
@@ -236,7 +242,27 @@ func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
 			case "/quit", "/exit":
 				return nil
 			case "/help":
-				c.note("commands: /guest NAME TEXT, /compact, /archives, /history, /kill, /help, /quit")
+				c.note(chatCommandsHelp(""))
+				continue
+			case "/search":
+				c.search(ctx, rest)
+				continue
+			case "/read":
+				if strings.TrimSpace(rest) != "" {
+					c.problem(errors.New("usage: /read (it takes nothing after it)"))
+					continue
+				}
+				c.markRead(ctx)
+				continue
+			case "/delete":
+				if c.deleteConversation(ctx, rest, next) {
+					// The conversation is gone: the chat ends, as at
+					// the end of the input.
+					if c.problems > 0 {
+						return &exitError{code: ExitError}
+					}
+					return nil
+				}
 				continue
 			case "/compact":
 				var a conversation.Archive
@@ -355,14 +381,31 @@ func decodeAnswer(resp *http.Response, v any) error {
 	if resp.StatusCode >= 300 {
 		var e server.Error
 		if json.Unmarshal(data, &e) == nil && e.Error != "" {
-			return fmt.Errorf("server: %s", e.Error)
+			return &apiError{code: e.Code, msg: e.Error}
 		}
-		return fmt.Errorf("server: %s: %s", resp.Status, strings.TrimSpace(string(data)))
+		return &apiError{msg: resp.Status + ": " + strings.TrimSpace(string(data))}
 	}
 	if v == nil {
 		return nil
 	}
 	return json.Unmarshal(data, v)
+}
+
+// apiError is an error response of the server.
+type apiError struct {
+	code string // the error's code, as docs/conversations.md lists them
+	msg  string
+}
+
+func (e *apiError) Error() string { return "server: " + e.msg }
+
+// errorCode is the server's code for err, or "".
+func errorCode(err error) string {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae.code
+	}
+	return ""
 }
 
 // note prints an informational line (text mode only).
@@ -431,9 +474,222 @@ func (c *chatClient) history(ctx context.Context) {
 		c.result("messages", out.Messages, "")
 		return
 	}
-	for _, e := range out.Messages {
+	for i, e := range out.Messages {
+		if e.Message == nil {
+			continue
+		}
 		fmt.Fprintf(c.out, "%s: %s\n", e.Message.Name, e.Message.Text())
+		for _, a := range e.Asks {
+			fmt.Fprintf(c.out, "  [%s asked] %s\n", a.Agent, a.Question)
+			if a.Error != "" && a.Answer == "" {
+				fmt.Fprintf(c.out, "  [no answer: %s]\n", truncateText(oneLine(a.Error), chatNoteMax))
+			} else {
+				fmt.Fprintf(c.out, "  [%s answered] %s\n", out.Sender, a.Answer)
+			}
+		}
+		isTurn := e.Message.Role == dialog.RoleUser && e.Message.Name != "summary"
+		switch {
+		case e.Aborted != nil:
+			fmt.Fprintf(c.out, "  [no reply: %s]\n", abortNote(out.Agent, e.Aborted))
+		case isTurn && i+1 < len(out.Messages) && out.Messages[i+1].Message != nil && out.Messages[i+1].Message.Role != dialog.RoleAssistant:
+			// Followed by another message without a reply: the run
+			// died with the server, as the model is told too.
+			fmt.Fprintln(c.out, "  [no reply: the run did not finish (the server stopped)]")
+		}
 	}
+}
+
+// chatNoteMax is how many characters of an error /history quotes.
+const chatNoteMax = 200
+
+// abortNote says, on one line, how the run that left ab ended without a
+// reply.
+func abortNote(agent string, ab *conversation.Abort) string {
+	who := "the run"
+	if ab.Agent != "" && ab.Agent != agent {
+		who = "the run of the guest " + ab.Agent
+	}
+	switch ab.Status {
+	case conversation.AbortKilled:
+		return who + " was killed"
+	case conversation.AbortCancelled:
+		return who + " was cancelled (the client went away or the server stopped)"
+	}
+	note := who + " " + cmp.Or(ab.Status, "failed")
+	if ab.Error != "" {
+		note += ": " + truncateText(oneLine(ab.Error), chatNoteMax)
+	}
+	return note
+}
+
+// search runs /search [--all] [--limit N] TEXT.
+func (c *chatClient) search(ctx context.Context, args string) {
+	const usage = "usage: /search [--all] [--limit N] TEXT (--all: every conversation of the agent; --limit: up to N matches, 1 to 200)"
+	all, limit := false, ""
+	rest := strings.TrimSpace(args)
+	for {
+		word, after, _ := strings.Cut(rest, " ")
+		if word == "--" {
+			rest = strings.TrimSpace(after)
+			break
+		}
+		if !strings.HasPrefix(word, "--") {
+			break
+		}
+		switch word {
+		case "--all":
+			all = true
+		case "--limit":
+			n, after2, _ := strings.Cut(strings.TrimSpace(after), " ")
+			if v, err := strconv.Atoi(n); err != nil || v < 1 || v > conversation.MaxSearchLimit {
+				c.problem(fmt.Errorf("/search --limit %q: want a number from 1 to %d", n, conversation.MaxSearchLimit))
+				return
+			}
+			limit, after = n, after2
+		default:
+			c.problem(fmt.Errorf("/search: unknown option %s (%s; /search -- TEXT looks for a TEXT that starts with --)", word, usage))
+			return
+		}
+		rest = strings.TrimSpace(after)
+	}
+	if rest == "" {
+		c.problem(errors.New(usage))
+		return
+	}
+	q := url.Values{"q": {rest}, "agent": {c.agent}, "archives": {"true"}}
+	if !all {
+		q.Set("sender", c.sender)
+	}
+	if limit != "" {
+		q.Set("limit", limit)
+	}
+	var res conversation.SearchResult
+	if err := c.call(ctx, "GET", "/v1/search?"+q.Encode(), nil, &res); err != nil {
+		if errorCode(err) == "empty_query" {
+			err = errors.New(usage)
+		}
+		c.problem(fmt.Errorf("/search: %w", err))
+		return
+	}
+	if c.json {
+		c.result("search", res, "")
+		return
+	}
+	if len(res.Matches) == 0 {
+		where := "this conversation"
+		if all {
+			where = "the conversations of " + c.agent
+		}
+		fmt.Fprintf(c.out, "[no match for %q in %s]\n", rest, where)
+		return
+	}
+	for _, m := range res.Matches {
+		where := fmt.Sprintf("live #%d", m.Index)
+		if m.Archive > 0 {
+			where = fmt.Sprintf("archive %d #%d", m.Archive, m.Index)
+		}
+		if all {
+			where = m.Sender + ": " + where
+		}
+		who := m.Name
+		if who == "" {
+			who = string(m.Role)
+		}
+		switch m.Field {
+		case "question":
+			who += ", a question asked"
+		case "answer":
+			who += ", an answer"
+		}
+		fmt.Fprintf(c.out, "[%s] %s: %s\n", where, who, m.Snippet)
+	}
+	if res.Truncated {
+		fmt.Fprintf(c.out, "[more matches than these %d: narrow the search, or /search --limit N (up to %d)]\n", len(res.Matches), conversation.MaxSearchLimit)
+	}
+}
+
+// markRead runs /read.
+func (c *chatClient) markRead(ctx context.Context) {
+	var out map[string]any
+	if err := c.call(ctx, "POST", "/v1/mark-read", c.body(""), &out); err != nil {
+		if errorCode(err) == "no_conversation" {
+			err = fmt.Errorf("nothing is stored yet in the conversation of %s with %s: there is nothing to mark read", c.agent, c.sender)
+		}
+		c.problem(fmt.Errorf("/read: %w", err))
+		return
+	}
+	c.result("read", out, "[every reply is read: the conversation's unread count is 0]")
+}
+
+// deleteConversation runs /delete [--yes]: after a confirmation typed at
+// the terminal (or --yes) it deletes the conversation. next reads the
+// next line. It reports whether the conversation was deleted.
+func (c *chatClient) deleteConversation(ctx context.Context, args string, next func() (string, bool)) bool {
+	yes := false
+	switch a := strings.TrimSpace(args); a {
+	case "":
+	case "--yes":
+		yes = true
+	default:
+		c.problem(fmt.Errorf("/delete: unexpected %q (usage: /delete, or /delete --yes to delete without a confirmation)", a))
+		return false
+	}
+	if !yes {
+		if !c.interactive {
+			c.problem(errors.New("/delete: the input is not a terminal, so nothing can confirm: type /delete --yes to delete the conversation"))
+			return false
+		}
+		var sum server.MessagesResponse
+		if err := c.call(ctx, "GET", c.convPath("messages"), nil, &sum); err != nil {
+			c.problem(fmt.Errorf("/delete: %w", err))
+			return false
+		}
+		_ = c.out.Flush()
+		fmt.Fprintf(c.errw, "Delete the conversation of %s with %s (%d live messages, %d archives)? It moves into the server's trash. Type %s or yes to delete it, anything else keeps it.\n",
+			c.agent, c.sender, len(sum.Messages), sum.Archives, c.sender)
+		if c.prompt {
+			fmt.Fprint(c.out, "> ")
+			_ = c.out.Flush()
+		}
+		answer, ok := next()
+		if !ok {
+			return false // the input ended: the chat ends, nothing deleted
+		}
+		if a := strings.TrimSpace(answer); a != c.sender && !strings.EqualFold(a, "yes") {
+			c.say("[nothing was deleted]")
+			return false
+		}
+	}
+	var out struct {
+		Deleted bool   `json:"deleted"`
+		Agent   string `json:"agent"`
+		Sender  string `json:"sender"`
+		Trash   string `json:"trash"`
+	}
+	if err := c.call(ctx, "DELETE", "/v1/conversations/"+url.PathEscape(c.agent)+"/"+url.PathEscape(c.sender), nil, &out); err != nil {
+		switch errorCode(err) {
+		case "no_conversation":
+			err = fmt.Errorf("nothing is stored in the conversation of %s with %s: there is nothing to delete", c.agent, c.sender)
+		case "busy":
+			err = errors.New("a reply (or a compaction) is in progress in this conversation, for another client: wait for its end or /kill it, then /delete again")
+		}
+		c.problem(fmt.Errorf("/delete: %w", err))
+		return false
+	}
+	c.result("deleted", out, fmt.Sprintf("[deleted: the conversation of %s with %s is now %s in the server's data directory (move it back, with the server stopped, to restore it); the chat ends]",
+		c.agent, c.sender, out.Trash))
+	return true
+}
+
+// say prints a line for the person at the terminal: with the output in
+// text, or on stderr with -o json.
+func (c *chatClient) say(s string) {
+	if c.json {
+		_ = c.out.Flush()
+		fmt.Fprintln(c.errw, s)
+		return
+	}
+	fmt.Fprintln(c.out, s)
 }
 
 // stream sends one message and prints the reply as it streams. Lines typed

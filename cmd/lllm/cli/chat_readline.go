@@ -17,8 +17,43 @@ import (
 	"github.com/chzyer/readline"
 )
 
+// chatCommandList are the slash commands of lllm chat, as /help and
+// --help list them, one line each.
+var chatCommandList = []struct{ usage, does string }{
+	{"/guest NAME TEXT", "send TEXT to be answered by the guest agent NAME"},
+	{"/compact", "summarise the conversation so far into an archive"},
+	{"/archives", "list the conversation's archives"},
+	{"/history", "print the live history, with the questions asked and failed runs"},
+	{"/search [--all] TEXT", "find TEXT here and in the archives (--all: every sender's too)"},
+	{"/read", "mark every reply read, sending nothing (sending marks them too)"},
+	{"/delete [--yes]", "delete this conversation (into the server's trash) and leave"},
+	{"/kill", "cancel the reply in progress (also while it streams)"},
+	{"/help", "list the commands"},
+	{"/quit", "leave (so do /exit and the end of the input)"},
+}
+
+// chatCommandsHelp lists the slash commands, one a line, each line
+// starting with indent.
+func chatCommandsHelp(indent string) string {
+	var b strings.Builder
+	for i, c := range chatCommandList {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "%s%-21s %s", indent, c.usage, c.does)
+	}
+	return b.String()
+}
+
 // chatCommands are the slash commands of lllm chat, for tab completion.
-var chatCommands = []string{"/guest", "/compact", "/archives", "/history", "/kill", "/help", "/quit", "/exit"}
+var chatCommands = []string{"/guest", "/compact", "/archives", "/history", "/search", "/read", "/delete", "/kill", "/help", "/quit", "/exit"}
+
+// chatCommandOptions are the options tab completion offers after a
+// command.
+var chatCommandOptions = map[string][]string{
+	"/search": {"--all", "--limit"},
+	"/delete": {"--yes"},
+}
 
 // chatPrompt is what lllm chat shows where it waits for a line on a
 // terminal.
@@ -43,8 +78,8 @@ func useLineEditing(in io.Reader, out io.Writer) bool {
 	return isTerminal(in) && isTerminal(out)
 }
 
-// chatCompleter completes the slash commands, and the agent names after
-// /guest.
+// chatCompleter completes the slash commands, the agent names after
+// /guest and the options of /search and /delete.
 func chatCompleter(guests []string) readline.AutoCompleter {
 	var items []readline.PrefixCompleterInterface
 	for _, c := range chatCommands {
@@ -53,6 +88,9 @@ func chatCompleter(guests []string) readline.AutoCompleter {
 			for _, g := range guests {
 				sub = append(sub, readline.PcItem(g))
 			}
+		}
+		for _, o := range chatCommandOptions[c] {
+			sub = append(sub, readline.PcItem(o))
 		}
 		items = append(items, readline.PcItem(c, sub...))
 	}
