@@ -226,10 +226,7 @@ func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
 			if readErr != nil {
 				c.problem(readErr)
 			}
-			if c.problems > 0 {
-				return &exitError{code: ExitError}
-			}
-			return nil
+			return c.end()
 		}
 		line = strings.TrimSpace(line)
 		if line == "" {
@@ -258,10 +255,7 @@ func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
 				if c.deleteConversation(ctx, rest, next) {
 					// The conversation is gone: the chat ends, as at
 					// the end of the input.
-					if c.problems > 0 {
-						return &exitError{code: ExitError}
-					}
-					return nil
+					return c.end()
 				}
 				continue
 			case "/compact":
@@ -305,6 +299,15 @@ func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
 			c.problem(err)
 		}
 	}
+}
+
+// end is how the chat ends when it is left: exit status 1 when anything
+// failed during the session, else 0.
+func (c *chatClient) end() error {
+	if c.problems > 0 {
+		return &exitError{code: ExitError}
+	}
+	return nil
 }
 
 // readLines sends the lines of in to lines until it ends or ctx is done,
