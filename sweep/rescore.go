@@ -246,6 +246,7 @@ func (x *execution) rescoreSample(ctx context.Context, sm sample, plan *rescoreP
 	stale := x.s.staleScorers(old)
 	for attempt := 0; ; attempt++ {
 		rec := x.s.rescoreCopy(old)
+		rec.Answer = answerOf(result, x.s.Spec.Answer) // the same unless answer: changed
 		// A record from before row_hash was found to be of the row as
 		// it is (loggedResult): it says so from now on.
 		rec.RowHash = strconv.FormatUint(rowSum(sm.row), 16)

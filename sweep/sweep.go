@@ -134,7 +134,7 @@ func New(ctx context.Context, spec *Spec, opts Options) (*Sweep, error) {
 				errs = append(errs, fmt.Errorf("%s:%d: %w", spec.Path, sc.Line, err))
 				continue
 			}
-			s.scorers = append(s.scorers, namedScorer{sc.Label(), sc.digest(), f})
+			s.scorers = append(s.scorers, namedScorer{sc.Label(), scorerDigest(sc, spec.Answer), f})
 		}
 	}
 	if len(errs) > 0 {
@@ -261,6 +261,18 @@ func (s *Sweep) eachSample(yield func(sm sample, done bool) bool) {
 func (s *Sweep) done(cell string, row *Row, repeat int, scorers map[string]string) bool {
 	e, ok := s.records.get(cell, row.ID, repeat)
 	return ok && e.done() && s.records.fresh(e, row, scorers)
+}
+
+// scorerDigest is sc's digest and, when the spec names one, the answer
+// field its scores read: a score of another field of the result is stale,
+// and re-scoring reads the answer anew from the run log's result.
+func scorerDigest(sc ScorerSpec, answer string) string {
+	d := sc.digest()
+	if answer == "" {
+		return d
+	}
+	sum := sha256.Sum256([]byte(d + "\x00answer:" + answer))
+	return hex.EncodeToString(sum[:8])
 }
 
 // scorerSpecs are the spec's scorers: each column name's ScorerSpec.digest.
