@@ -58,6 +58,11 @@ func Config(rec *Recording, sets []string) (*config.Config, error) {
 	if err != nil {
 		return nil, &tactics.ConfigError{Err: err}
 	}
+	if conv := start.Labels["conversation"]; conv != "" && (cfg.TacticType == "conversation" || cfg.TacticType == "conversation-compact") {
+		// A turn (or a compaction) of lllm serve: no tactic replays it.
+		return nil, &tactics.ConfigError{Err: fmt.Errorf("run %s was written by lllm serve for the conversation %s (tactic %q): lllm replay cannot run a served turn or compaction again; lllm show, tree and diff read its log",
+			rec.Run.ID, conv, cfg.TacticType)}
+	}
 	if _, err := tactics.New(cfg.TacticType, cfg.Params); errors.As(err, new(*registry.NotFoundError)) {
 		return nil, &tactics.ConfigError{Err: fmt.Errorf("run %s used tactic %q, which this binary does not register (it has %s): replay it with the program that ran it, which imports the package registering %q",
 			rec.Run.ID, cfg.TacticType, strings.Join(tactics.Names(), ", "), cfg.TacticType)}
