@@ -528,6 +528,9 @@ func (s *Service) respond(ctx context.Context, st *runState, primary, answering 
 		return nil, err
 	}
 	for _, m := range BuildRequest(st.conv, sp.Name, guest, cwd) {
+		// An earlier reply's usage and dollars are its run's, not this
+		// one's: the run log's dialog would count them again.
+		m.Usage, m.USD = dialog.Usage{}, 0
 		if _, err := d.Append(m); err != nil {
 			return nil, err
 		}
@@ -667,6 +670,7 @@ func (s *Service) summarize(ctx context.Context, sp *AgentSpec, msgs []*dialog.M
 	}
 	for _, m := range msgs {
 		c := *m
+		c.Usage, c.USD = dialog.Usage{}, 0 // spent by the runs that made them
 		if c.Role == dialog.RoleAssistant && c.Agent != "" {
 			c.Content, c.Parts = WrapGuest(c.Agent, c.Text()), nil
 		}
