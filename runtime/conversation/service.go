@@ -268,6 +268,8 @@ type runState struct {
 
 	mu      sync.Mutex
 	pending chan string // the reply channel of a pending ask_user
+
+	ended chan struct{} // closed when the run frees its conversation
 }
 
 type runKey struct{}
@@ -319,15 +321,25 @@ func (s *Service) begin(conv *Conversation, st *runState) error {
 	if s.runs[k] != nil {
 		return fmt.Errorf("conversation %s/%s: %w", conv.agent, conv.sender, ErrBusy)
 	}
+	st.ended = make(chan struct{})
 	s.runs[k] = st
 	return nil
 }
 
+// end frees the conversation of the run begin gave it to.
 func (s *Service) end(conv *Conversation) {
+	k := key{conv.agent, conv.sender}
 	s.mu.Lock()
-	delete(s.runs, key{conv.agent, conv.sender})
+	st := s.runs[k]
+	delete(s.runs, k)
 	s.mu.Unlock()
+	if st != nil {
+		close(st.ended)
+	}
 }
+
+// killWait bounds how long Kill waits for the run it cancels to end.
+const killWait = 5 * time.Second
 
 // Run runs one turn: it checks req (a bad request changes nothing),
 // stores the sender's message, runs the answering agent over the
@@ -769,7 +781,9 @@ func (s *Service) existing(agent, sender string) (*Conversation, error) {
 }
 
 // Kill cancels the run in progress in the conversation of agent with
-// sender; its partial reply is not stored.
+// sender; its partial reply is not stored. It returns once the run has
+// ended and freed the conversation (at most five seconds after the
+// cancellation), so that a request that follows finds it free.
 func (s *Service) Kill(agent, sender string) error {
 	if s.agents[agent] == nil {
 		return s.unknown(ErrUnknownAgent, agent)
@@ -784,6 +798,12 @@ func (s *Service) Kill(agent, sender string) error {
 		return fmt.Errorf("conversation %s/%s: %w", agent, sender, ErrNotRunning)
 	}
 	st.cancel(ErrKilled)
+	// Its end (the abort record) is quick once cancelled: wait for it, so
+	// that what the caller does next finds the conversation free.
+	select {
+	case <-st.ended:
+	case <-time.After(killWait):
+	}
 	return nil
 }
 
