@@ -549,6 +549,15 @@ func TestStoreSearch(t *testing.T) {
 	if res.Matches[2].Snippet != "Blue whales, yes" {
 		t.Fatalf("one-line snippet %q", res.Matches[2].Snippet)
 	}
+	// A question is the asking agent's, its answer the sender's.
+	res, _ = s.Search(ctx, SearchRequest{Query: "which one", Agent: "assistant", Sender: "alice"})
+	if len(res.Matches) != 1 || res.Matches[0].Field != "question" || res.Matches[0].Role != dialog.RoleAssistant || res.Matches[0].Name != "assistant" {
+		t.Fatalf("a question's match: %+v", res.Matches)
+	}
+	res, _ = s.Search(ctx, SearchRequest{Query: "blue one", Agent: "assistant", Sender: "alice"})
+	if len(res.Matches) != 1 || res.Matches[0].Role != dialog.RoleUser || res.Matches[0].Name != "alice" {
+		t.Fatalf("an answer's match: %+v", res.Matches)
+	}
 	// Unicode case folding: é/É, the Kelvin sign and k.
 	for q, want := range map[string]string{"ÉTÉ": "Été à Zürich: KELVIN 5\u212a", "zÜRICH": "Été à Zürich: KELVIN 5\u212a", "5k": "Été à Zürich: KELVIN 5\u212a"} {
 		res, err := s.Search(ctx, SearchRequest{Query: q, Agent: "assistant", Sender: "bob"})

@@ -135,9 +135,9 @@ func (sr *searcher) entry(c *Conversation, archive, index int, e Entry) bool {
 	if e.Message == nil {
 		return false
 	}
-	m := Match{Agent: c.agent, Sender: c.sender, Archive: archive, Index: index, Seq: e.Seq, Time: e.Time,
-		Role: e.Message.Role, Name: e.Message.Name}
-	try := func(field, text string) bool {
+	m := Match{Agent: c.agent, Sender: c.sender, Archive: archive, Index: index, Seq: e.Seq, Time: e.Time}
+	// try adds a match of text, written by name in role, if it has one.
+	try := func(field string, role dialog.Role, name, text string) bool {
 		snip, ok := matchSnippet(text, sr.needle)
 		if !ok {
 			return false
@@ -146,15 +146,16 @@ func (sr *searcher) entry(c *Conversation, archive, index int, e Entry) bool {
 			sr.res.Truncated = true
 			return true
 		}
-		m.Field, m.Snippet = field, snip
+		m.Field, m.Role, m.Name, m.Snippet = field, role, name, snip
 		sr.res.Matches = append(sr.res.Matches, m)
 		return false
 	}
-	if try("content", e.Message.Text()) {
+	if try("content", e.Message.Role, e.Message.Name, e.Message.Text()) {
 		return true
 	}
 	for _, a := range e.Asks {
-		if try("question", a.Question) || try("answer", a.Answer) {
+		// The question is the asking agent's, the answer the sender's.
+		if try("question", dialog.RoleAssistant, a.Agent, a.Question) || try("answer", dialog.RoleUser, c.sender, a.Answer) {
 			return true
 		}
 	}

@@ -241,7 +241,7 @@ func TestChatSearch(t *testing.T) {
 		`[no match for "nothing-like-this" in this conversation]`,
 		// The answer to ask_user and the question are searched too.
 		"[live #3] alice, an answer: teal",
-		"[live #3] alice, a question asked: What is your favourite colour?",
+		"[live #3] assistant, a question asked: What is your favourite colour?",
 		// --all: bob's conversation, the sender first.
 		"[bob: live #0] bob: a blue bob",
 	} {
