@@ -71,8 +71,8 @@ Filters narrow the list to the runs that pass every one given:
   -n, --limit N  only the newest N runs that pass, still listed oldest
                  first, newest last
 A run whose log cannot be read passes only --status unreadable and -n.
-When no run passes, nothing is listed (with -o json, an empty array) and
-a note on stderr says how many runs were filtered out.
+When no run passes, nothing is listed and a note on stderr says how many
+runs were filtered out; with -o json, an empty array and no note.
 
 -o text, the default (table is another name for it), prints a table;
 -o json prints an array of runs.
@@ -227,13 +227,16 @@ var sinceLayouts = []string{time.RFC3339, "2006-01-02T15:04:05", "2006-01-02 15:
 // time.
 func parseSince(s string, now time.Time) (time.Time, error) {
 	if n, ok := strings.CutSuffix(s, "d"); ok {
-		if days, err := strconv.ParseFloat(n, 64); err == nil && days >= 0 && days < 1e5 {
+		if days, err := strconv.ParseFloat(n, 64); err == nil && days < 1e5 {
+			if days < 0 {
+				return time.Time{}, errors.New("want a duration before now, such as 2h or 7d, not a negative one")
+			}
 			return now.Add(-time.Duration(days * 24 * float64(time.Hour))), nil
 		}
 	}
 	if d, err := time.ParseDuration(s); err == nil {
 		if d < 0 {
-			return time.Time{}, errors.New("want a duration before now, such as 2h or 36h, not a negative one")
+			return time.Time{}, errors.New("want a duration before now, such as 2h or 7d, not a negative one")
 		}
 		return now.Add(-d), nil
 	}

@@ -314,6 +314,7 @@ func TestRunsFilterUsageErrors(t *testing.T) {
 		{[]string{"--since", "yesterday"}, []string{"--since", `"yesterday"`, "duration", "2h", "2026-11-20", "RFC 3339"}},
 		{[]string{"--since", "2026-13-40"}, []string{"--since", `"2026-13-40"`, "RFC 3339"}},
 		{[]string{"--since", "-2h"}, []string{"--since", `"-2h"`, "negative"}},
+		{[]string{"--since", "-1d"}, []string{"--since", `"-1d"`, "negative"}},
 		{[]string{"--since", "20/11/2026"}, []string{"--since", "2026-11-20 15:04"}},
 		{[]string{"-n", "-1"}, []string{"--limit", "-1"}},
 		{[]string{"--limit", "lots"}, []string{"--limit", `"lots"`}},
