@@ -59,3 +59,12 @@ func TestPassScorerUnknown(t *testing.T) {
 		t.Errorf("error is %T, want a *SpecError", err)
 	}
 }
+
+// A pass_scorer that names a scorer's type, not its name, says so.
+func TestPassScorerByType(t *testing.T) {
+	path := writeSweep(t, "config: config.yaml\ndataset: rows.jsonl\nscorers: [exact, {type: contains, name: mentions}]\npass_scorer: contains\n", map[string]string{})
+	_, err := LoadSpec(path)
+	if err == nil || !strings.Contains(err.Error(), `the scorer of type contains is named "mentions"`) {
+		t.Fatalf("pass_scorer naming a type: %v", err)
+	}
+}

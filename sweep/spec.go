@@ -397,6 +397,11 @@ func (s *Spec) check() error {
 			if c, ok := suggest.Closest(s.PassScorer, names); ok {
 				hint = fmt.Sprintf(" (did you mean %q?)", c)
 			}
+			for _, sc := range s.scorers() {
+				if sc.Type == s.PassScorer {
+					hint = fmt.Sprintf(" (the scorer of type %s is named %q: pass_scorer takes the name)", sc.Type, sc.Label())
+				}
+			}
 			bad("pass_scorer", "%q is not a scorer of this spec%s: want one of %s", s.PassScorer, hint, strings.Join(names, ", "))
 		}
 	}

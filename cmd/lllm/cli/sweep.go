@@ -177,7 +177,7 @@ func runSweep(cmd *cobra.Command, o *sweepCmdOptions, path string) error {
 			rep.Done, rep.Samples, rep.Ran, rescored, rep.Calls, rep.CacheHits, rep.Dir)
 	}
 	if rep.RescoreFailed > 0 {
-		warn(cmd, []string{fmt.Sprintf("%d samples could not be re-scored (%s); their earlier results stand: run the sweep again to re-score them",
+		warn(cmd, []string{fmt.Sprintf("%d samples could not be re-scored (%s); their answers stand, but the table counts them only once they have every scorer's score: run the sweep again to re-score them",
 			rep.RescoreFailed, rep.RescoreError)})
 	}
 	if err := out.flush(); err != nil {
