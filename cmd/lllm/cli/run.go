@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -54,7 +55,9 @@ With --tasks, each line of the JSONL file is a task, {"task": "..."} or
 {"id": ..., "input": "..."}; every task is its own run, --concurrency at a
 time, and one line is printed per task, in file order, then a summary. A
 progress bar goes to stderr when it is a terminal. The first failed run
-cancels the rest unless --keep-going.
+cancels the rest unless --keep-going. Each run is labelled task_line (its
+line in the file) and, when the line has an id, task_id: lllm runs
+--label task_line lists the runs of batches.
 
 -o json prints one JSON object per run ({run_id, status, result, error,
 tokens: {input, output, total}, cost}), an array of them for --tasks.
@@ -180,13 +183,19 @@ func runRun(cmd *cobra.Command, o *runCmdOptions, path string) error {
 	ropts := tactics.RunOptions{}
 	for _, l := range o.labels {
 		k, v, ok := strings.Cut(l, "=")
-		if !ok || strings.TrimSpace(k) == "" {
+		k = strings.TrimSpace(k)
+		switch _, twice := ropts.Labels[k]; {
+		case !ok || k == "":
 			return usageErrorf(cmd, "--label %q: want KEY=VALUE, such as --label variant=b", l)
+		case twice:
+			return usageErrorf(cmd, "--label %s is given twice: give each key once", k)
+		case o.tasksFile != "" && (k == labelTaskID || k == labelTaskLine):
+			return usageErrorf(cmd, "--label %s: with --tasks, every run is labelled %s (its line) and %s (its id, if the line has one): choose another key", k, labelTaskLine, labelTaskID)
 		}
 		if ropts.Labels == nil {
 			ropts.Labels = map[string]string{}
 		}
-		ropts.Labels[strings.TrimSpace(k)] = v
+		ropts.Labels[k] = v
 	}
 	if cmd.Flag("log-dir").Changed {
 		ropts.LogDir = o.logDir
@@ -242,14 +251,21 @@ func runOne(cmd *cobra.Command, o *runCmdOptions, cfg *config.Config, ropts tact
 	return nil
 }
 
+// The labels lllm run --tasks gives each task's run.
+const (
+	labelTaskLine = "task_line" // the task's line in the tasks file, from 1
+	labelTaskID   = "task_id"   // the task's "id", when its line has one
+)
+
 func runMany(cmd *cobra.Command, o *runCmdOptions, cfg *config.Config, tasks []taskLine, ropts tactics.RunOptions, root string) error {
 	ctx := cmd.Context()
 	texts := make([]string, len(tasks))
 	labels := make([]map[string]string, len(tasks))
 	for i, t := range tasks {
 		texts[i] = t.task
+		labels[i] = map[string]string{labelTaskLine: strconv.Itoa(t.line)}
 		if t.id != "" {
-			labels[i] = map[string]string{"task_id": t.id}
+			labels[i][labelTaskID] = t.id
 		}
 	}
 	bopts := tactics.BatchOptions{RunOptions: ropts, Concurrency: o.concurrency, KeepGoing: o.keepGoing, Labels: labels}
@@ -405,6 +421,7 @@ func isTerminal(stream any) bool {
 type taskLine struct {
 	id   string
 	task string
+	line int // in the tasks file, from 1
 }
 
 // maxTaskLine bounds one line of a tasks file.
@@ -447,7 +464,7 @@ func readTasks(path string) ([]taskLine, error) {
 		} else if !hasTask {
 			return nil, bad("no \"task\" or \"input\"")
 		}
-		var t taskLine
+		t := taskLine{line: n}
 		if err := json.Unmarshal(raw, &t.task); err != nil {
 			return nil, bad("%q is %s, not a string", key, truncateText(string(raw), 40))
 		}

@@ -167,13 +167,23 @@ func TestRunTasks(t *testing.T) {
 	if runs.code != 0 || len(got) != 3 {
 		t.Fatalf("runs:\n%v", runs)
 	}
-	// Each run's log keeps its task's id.
-	ids := map[string]string{}
+	// Each run's log keeps its task's id, and every run its line.
+	ids, taskLines := map[string]string{}, map[string]string{}
 	for _, g := range got {
-		ids[g.ID] = g.Labels["task_id"]
+		ids[g.ID], taskLines[g.ID] = g.Labels["task_id"], g.Labels["task_line"]
 	}
 	if ids[list[0].RunID] != "" || ids[list[1].RunID] != "b" || ids[list[2].RunID] != "3" {
 		t.Errorf("task_id labels by run %v", ids)
+	}
+	if taskLines[list[0].RunID] != "1" || taskLines[list[1].RunID] != "2" || taskLines[list[2].RunID] != "4" {
+		t.Errorf("task_line labels by run %v", taskLines)
+	}
+	// A label of the batch's own, or one given twice, is a usage error.
+	for _, args := range [][]string{{"--label", "task_line=9"}, {"--label", "task_id=x"}, {"--label", "k=1", "--label", "k=2"}} {
+		r := lllm(t, append([]string{"run", cfg, "--tasks", tasks, "--log-dir", logDir}, args...)...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, "--label") {
+			t.Errorf("%v: %v", args, r)
+		}
 	}
 
 	// Text: one line per task, in order, then a summary.

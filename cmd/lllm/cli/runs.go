@@ -92,8 +92,8 @@ the size of the runs.`,
   # The runs of one tactic on one model since a date
   lllm runs --tactic best_of_n --label model=gpt-4o --since 2026-11-20
 
-  # The runs of a batch (lllm run --tasks labels them with task_id), as JSON
-  lllm runs --label task_id -o json
+  # The runs of batches (lllm run --tasks labels each with its task_line), as JSON
+  lllm runs --label task_line -o json
 
   # The ids of the failed runs under another log root
   lllm runs --log-dir /data/logs --status failed -o json | jq -r '.[].id'`,
