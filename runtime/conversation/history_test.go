@@ -591,3 +591,28 @@ func TestStoreSearch(t *testing.T) {
 		t.Error("a limit over the maximum was taken")
 	}
 }
+
+// A question cut by a cancelled run (the client went away, shutdown) says
+// so in words, not as Go's "context canceled".
+func TestCancelledWhileAskingSaysWhy(t *testing.T) {
+	a := &recorder{next: askThenEcho}
+	svc := twoAgents(t, t.TempDir(), a, a, ServiceOptions{})
+	ev := newEvents()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := svc.Run(ctx, RunRequest{Agent: "assistant", Sender: "alice", Content: "pick"}, ev.emit)
+		done <- err
+	}()
+	<-ev.ask
+	cancel()
+	<-done
+	conv, _ := svc.Store().Lookup("assistant", "alice")
+	ms := conv.Messages()
+	if len(ms) != 1 || len(ms[0].Asks) != 1 {
+		t.Fatalf("stored %+v", ms)
+	}
+	if e := ms[0].Asks[0].Error; !strings.Contains(e, "the client went away or the server stopped") || strings.Contains(e, "context canceled") {
+		t.Fatalf("ask %+v", ms[0].Asks[0])
+	}
+}

@@ -900,7 +900,11 @@ func (s *Service) askTool(ctx context.Context, in askArgs) (string, error) {
 		rec.Error = err.Error()
 	case <-ctx.Done():
 		err = context.Cause(ctx)
-		rec.Error = "the run ended before the user answered (" + err.Error() + ")"
+		why := err.Error()
+		if errors.Is(err, context.Canceled) {
+			why = "cancelled: the client went away or the server stopped"
+		}
+		rec.Error = "the run ended before the user answered (" + why + ")"
 	}
 	if werr := st.conv.addAsk(rec); werr != nil {
 		s.store.opts.Logger.Warn("storing an ask_user question and its answer", "agent", st.conv.agent, "sender", st.conv.sender, "err", werr)
