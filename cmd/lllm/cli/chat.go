@@ -50,7 +50,7 @@ your sender name or yes first; with piped input it needs /delete --yes.
 Once the conversation is deleted the chat ends. With -o json every event
 is printed as one JSON line. A line may be up to 1 MiB. The exit status
 is 1 when anything failed during the session (a refused message or
-command, a line too long), else 0.
+command, a reply that failed, a line too long), else 0.
 
 At a terminal (stdin and stdout both), the "> " prompt has line editing:
 arrows, Home/End, Ctrl-W and the like; Up and Down walk the history,
@@ -770,6 +770,9 @@ func (c *chatClient) stream(ctx context.Context, content, guest string, lines <-
 
 // show prints one event.
 func (c *chatClient) show(ev conversation.Event) {
+	if ev.Type == "end" && ev.Status == "error" {
+		c.problems++ // a reply that failed: the session's exit status says so
+	}
 	if c.json {
 		_ = json.NewEncoder(c.out).Encode(ev)
 		_ = c.out.Flush()

@@ -515,8 +515,8 @@ func TestChatHistoryAsksAndAborts(t *testing.T) {
 	if !strings.Contains(hist, "Incorrect API key provided (mock)") || strings.Count(hist, "\n") != 10 {
 		t.Errorf("/history of the failed run:\n%s", hist)
 	}
-	if code != 0 {
-		t.Errorf("exit %d\n%s", code, p.err.String())
+	if code != 1 { // the failed run is a failure of the session
+		t.Errorf("exit %d, want 1 after a failed run\n%s", code, p.err.String())
 	}
 
 	// -o json: what the server sent.
