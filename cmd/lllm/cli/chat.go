@@ -237,7 +237,7 @@ func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
 			cmdName, rest, _ := strings.Cut(line, " ")
 			switch cmdName {
 			case "/quit", "/exit":
-				return nil
+				return c.end() // as at the end of the input
 			case "/help":
 				c.note(chatCommandsHelp(""))
 				continue
