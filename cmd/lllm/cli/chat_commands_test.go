@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,7 +16,6 @@ import (
 	"time"
 
 	"github.com/lllm-go/lllm/runtime/conversation"
-	"github.com/lllm-go/lllm/runtime/server"
 )
 
 // The slash commands /search, /read, /delete and what /history shows of
@@ -66,24 +64,8 @@ func cmdServer(t *testing.T, cfgPath string) (*httptest.Server, *conversation.Se
 			t.Fatal(err)
 		}
 	}
-	cfg, err := server.LoadConfig(context.Background(), cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
 	data := filepath.Join(dir, "data")
-	store, err := conversation.Open(data, conversation.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := conversation.NewService(store, cfg.Agents, conversation.ServiceOptions{AskTimeout: 10 * time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(server.New(svc, server.Options{KeepAlive: 2 * time.Millisecond}))
-	t.Cleanup(func() {
-		srv.Close()
-		_ = store.Close()
-	})
+	srv, svc := serveConfigAt(t, cfgPath, data, 10*time.Minute)
 	return srv, svc, data
 }
 

@@ -2,11 +2,9 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,7 +17,6 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/lllm-go/lllm/runtime/conversation"
 	"github.com/lllm-go/lllm/runtime/server"
 )
 
@@ -261,23 +258,7 @@ func slowServer(t *testing.T, latency string) *httptest.Server {
 	if err := os.WriteFile(path, []byte(cfgText), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := server.LoadConfig(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := conversation.Open(filepath.Join(dir, "data"), conversation.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := conversation.NewService(store, cfg.Agents, conversation.ServiceOptions{AskTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(server.New(svc, server.Options{KeepAlive: 2 * time.Millisecond}))
-	t.Cleanup(func() {
-		srv.Close()
-		_ = store.Close()
-	})
+	srv, _ := serveConfigAt(t, path, filepath.Join(dir, "data"), 10*time.Second)
 	return srv
 }
 

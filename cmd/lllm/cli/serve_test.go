@@ -41,15 +41,23 @@ func (s *syncBuffer) String() string {
 // serveFixture serves configs/serve.yaml on 127.0.0.1 with a data dir.
 func serveFixture(t *testing.T, dir string) *httptest.Server {
 	t.Helper()
-	cfg, err := server.LoadConfig(context.Background(), "../../../configs/serve.yaml")
+	srv, _ := serveConfigAt(t, "../../../configs/serve.yaml", dir, 10*time.Second)
+	return srv
+}
+
+// serveConfigAt serves the serve config at cfgPath on 127.0.0.1, its
+// conversations in dataDir, an ask_user question waiting askTimeout.
+func serveConfigAt(t *testing.T, cfgPath, dataDir string, askTimeout time.Duration) (*httptest.Server, *conversation.Service) {
+	t.Helper()
+	cfg, err := server.LoadConfig(context.Background(), cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := conversation.Open(dir, conversation.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	store, err := conversation.Open(dataDir, conversation.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := conversation.NewService(store, cfg.Agents, conversation.ServiceOptions{AskTimeout: 10 * time.Second})
+	svc, err := conversation.NewService(store, cfg.Agents, conversation.ServiceOptions{AskTimeout: askTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +66,7 @@ func serveFixture(t *testing.T, dir string) *httptest.Server {
 		srv.Close()
 		_ = store.Close()
 	})
-	return srv
+	return srv, svc
 }
 
 // chatRun runs lllm chat with stdin and returns its exit code and output.
