@@ -25,6 +25,12 @@ import (
 // one with their scores, appended to the run's (or shard's) samples file.
 // A sample whose run log is gone, unreadable or without a result runs
 // again, as any sample not done does.
+//
+// A sample whose standing record failed for a reason of its own (the
+// tactic's error, not the provider's: see Record.Retry) scores 0 on every
+// scorer, as it did when it ran: adding or changing a scorer gives it the
+// new columns' zeros in a copy of its record, without running it again
+// (which would spend, and might not fail the same way).
 
 // rescoreJob locates the record standing for a sample that a run scores
 // again instead of running it: the line of n bytes at off in the samples
@@ -78,9 +84,10 @@ func (p *rescorePlan) record(j rescoreJob) (*Record, error) {
 }
 
 // rescorable finds the samples of the shard that a run would score again
-// instead of running: those whose standing record succeeded, was made for
-// the row as it is, has a run log, and lacks only scores of the spec's
-// scorers (missing, or made with other params). It reads the samples
+// instead of running: those whose standing record is final (a success
+// with its run log, or a failure of its own), was made for the row as it
+// is, and lacks only scores of the spec's scorers (missing, or made with
+// other params). It reads the samples
 // files only when the index says some sample may be one.
 func (s *Sweep) rescorable() (*rescorePlan, error) {
 	if len(s.scorers) == 0 {
@@ -91,10 +98,10 @@ func (s *Sweep) rescorable() (*rescorePlan, error) {
 		if done {
 			return true
 		}
-		// Not done, yet a success made for the row as it is: only
-		// its scorers are missing.
+		// Not done, yet final (a success, or a failure of its own) and
+		// made for the row as it is: only its scorers are missing.
 		e, ok := s.records.get(sm.cell.Hash, sm.row.ID, sm.repeat)
-		if ok && e.ok && (e.row == 0 || e.row == rowSum(sm.row)) {
+		if ok && e.done() && (e.row == 0 || e.row == rowSum(sm.row)) {
 			if k, ok := s.records.keyOf(sm.cell.Hash, sm.row.ID, sm.repeat); ok {
 				cands[k] = sm.row
 			}
@@ -125,14 +132,23 @@ func (s *Sweep) rescorable() (*rescorePlan, error) {
 			if _, ok := s.records.takes(r); !ok {
 				return // not the record standing for the sample
 			}
-			// A record without row_hash (from before it) is re-scored
-			// only when its expected answer, and its run log's task
-			// (see loggedResult), are the row's.
-			if r.Status != "ok" || r.RunDir == "" || r.RowHash == "" && r.Expected != row.Expected {
-				return
-			}
 			stale := s.staleScorers(r)
 			if len(stale) == 0 {
+				return
+			}
+			switch {
+			case r.Status != "ok":
+				// A failure of its own scores 0, from its record
+				// alone; one from before row_hash runs again.
+				if r.Retry || r.RowHash == "" {
+					return
+				}
+				p.jobs[k] = rescoreJob{file: int32(i), n: int32(n), off: off}
+				return
+			case r.RunDir == "" || r.RowHash == "" && r.Expected != row.Expected:
+				// A record without row_hash (from before it) is
+				// re-scored only when its expected answer, and its
+				// run log's task (see loggedResult), are the row's.
 				return
 			}
 			if _, err := os.Stat(filepath.Join(s.Dir, r.RunDir, logs.EventsFile)); err != nil {
@@ -239,11 +255,21 @@ func (x *execution) rescoreSample(ctx context.Context, sm sample, plan *rescoreP
 	if err != nil {
 		return nil, outReran, nil
 	}
+	stale := x.s.staleScorers(old)
+	if old.Status != "ok" {
+		// A failure of its own: nothing to score, every score 0.
+		rec := x.s.rescoreCopy(old)
+		for _, sc := range stale {
+			rec.Scores[sc.name] = 0
+			delete(rec.ScoreErrors, sc.name)
+		}
+		rec.Finished = after(old.Finished)
+		return rec, outRescored, nil
+	}
 	result, ok := x.s.loggedResult(old, sm.row)
 	if !ok {
 		return nil, outReran, nil
 	}
-	stale := x.s.staleScorers(old)
 	for attempt := 0; ; attempt++ {
 		rec := x.s.rescoreCopy(old)
 		rec.Answer = answerOf(result, x.s.Spec.Answer) // the same unless answer: changed
@@ -256,12 +282,7 @@ func (x *execution) rescoreSample(ctx context.Context, sm sample, plan *rescoreP
 			return nil, outStopped, nil // stopped while scoring: nothing is recorded
 		}
 		if perr == nil {
-			rec.Finished = time.Now().UTC()
-			// Later than the record it replaces, so that it stands for
-			// the sample (see better) whatever the clocks said.
-			if !rec.Finished.After(old.Finished) {
-				rec.Finished = old.Finished.Add(time.Nanosecond).UTC()
-			}
+			rec.Finished = after(old.Finished)
 			return rec, outRescored, nil
 		}
 		if attempt >= x.s.Spec.Retries {
@@ -274,6 +295,17 @@ func (x *execution) rescoreSample(ctx context.Context, sm sample, plan *rescoreP
 			return nil, outStopped, nil
 		}
 	}
+}
+
+// after is the finish time of a record that replaces one finished at t:
+// now, and later than t, so that it stands for the sample (see better)
+// whatever the clocks said.
+func after(t time.Time) time.Time {
+	now := time.Now().UTC()
+	if !now.After(t) {
+		now = t.Add(time.Nanosecond).UTC()
+	}
+	return now
 }
 
 // scoreFailed says whether one of scorers left an error in rec.

@@ -356,7 +356,7 @@ func TestRescoreChangedRowRunsAgain(t *testing.T) {
 // A failed sample is never re-scored: one that failed on the provider runs
 // again, as before; one that failed for a reason of its own runs again
 // only because its scorers changed, as before.
-func TestRescoreFailedSamplesRunAgain(t *testing.T) {
+func TestRescoreFailedSamples(t *testing.T) {
 	registerEdgeTactic.Do(func() {
 		tactics.Register("edge_chat", func(map[string]any) (tactics.Tactic, error) { return edgeTactic{}, nil })
 	})
@@ -383,28 +383,40 @@ func TestRescoreFailedSamplesRunAgain(t *testing.T) {
 	if p := s.Plan(); p.ToRun != 1 || p.ToRescore != 0 {
 		t.Errorf("dry run: to run %d, to re-score %d; want 1, 0", p.ToRun, p.ToRescore)
 	}
-	// A scorer added as well: the 3 that succeeded are re-scored, the 3
-	// that failed run.
+	// A scorer added as well: the 3 that succeeded are re-scored, and so
+	// are the 2 that failed in the tactic (a 0 for the new scorer, as a
+	// run would give them, without running them); the provider failure
+	// runs.
 	setSpec(t, path, strings.Replace(spec, "[numeric]", "[numeric, exact]", 1))
 	m.tacticDown = nil
 	s = newSweep(t, path, Options{Open: m.opener()})
-	if p := s.Plan(); p.ToRun != 3 || p.ToRescore != 3 {
-		t.Errorf("dry run with a scorer added: to run %d, to re-score %d; want 3, 3", p.ToRun, p.ToRescore)
+	if p := s.Plan(); p.ToRun != 1 || p.ToRescore != 5 || p.Calls != 1 {
+		t.Errorf("dry run with a scorer added: to run %d, to re-score %d, %d calls; want 1, 5, 1", p.ToRun, p.ToRescore, p.Calls)
 	}
+	before := standing(t, dir)
 	calls := m.tactic.Load()
 	rep, err := s.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	// r4 and r5 fail before any call; r3 makes one.
-	if rep.Ran != 3 || rep.Rescored != 3 || m.tactic.Load()-calls != 1 {
-		t.Errorf("ran %d, rescored %d, %d tactic calls; want 3, 3, 1", rep.Ran, rep.Rescored, m.tactic.Load()-calls)
+	if rep.Ran != 1 || rep.Rescored != 5 || m.tactic.Load()-calls != 1 {
+		t.Errorf("ran %d, rescored %d, %d tactic calls; want 1, 5, 1", rep.Ran, rep.Rescored, m.tactic.Load()-calls)
 	}
 	for _, r := range standing(t, dir) {
-		if (r.Status == "ok") != (r.Row != "r4" && r.Row != "r5") || (r.Rescored == 1) != (r.Row == "r1" || r.Row == "r2" || r.Row == "r6") {
+		own := r.Row == "r4" || r.Row == "r5"
+		if (r.Status == "ok") == own || (r.Rescored == 1) != (r.Row != "r3") {
 			t.Errorf("sample %s: %s, rescored %d", r.Row, r.Status, r.Rescored)
 		}
+		if !own {
+			continue
+		}
+		o := before[r.Key()]
+		if s, ok := r.Scores["exact"]; !ok || s != 0 || r.Scores["numeric"] != 0 || r.Error != o.Error || r.RunID != o.RunID || r.ScorerSpecs["exact"] == "" {
+			t.Errorf("failed sample %s re-scored as %+v, was %+v", r.Row, r, o)
+		}
 	}
+	fresh := run(t, path, Options{Open: (&rescoreModel{}).opener(), Dir: filepath.Join(t.TempDir(), "fresh")})
+	sameTable(t, "the re-scored table differs from a fresh run's", rep, fresh)
 }
 
 // A judge added to a finished sweep: its calls (and only its) are made
