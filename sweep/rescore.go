@@ -101,7 +101,7 @@ func (s *Sweep) rescorable() (*rescorePlan, error) {
 		// Not done, yet final (a success, or a failure of its own) and
 		// made for the row as it is: only its scorers are missing.
 		e, ok := s.records.get(sm.cell.Hash, sm.row.ID, sm.repeat)
-		if ok && e.done() && (e.row == 0 || e.row == rowSum(sm.row)) {
+		if ok && s.final(e) && (e.row == 0 || e.row == rowSum(sm.row)) {
 			if k, ok := s.records.keyOf(sm.cell.Hash, sm.row.ID, sm.repeat); ok {
 				cands[k] = sm.row
 			}

@@ -36,6 +36,11 @@ type Options struct {
 	Shard Shard
 	// Concurrency, when positive, overrides the spec's.
 	Concurrency int
+	// RerunFailed runs again the samples whose record failed for a reason
+	// of their own (the tactic's error), which a run otherwise keeps as
+	// final: after a fix to the tactic's code, which no config hash sees.
+	// Samples that failed on the provider run again in any case.
+	RerunFailed bool
 	// HTTPClient sends the providers' requests; nil uses the default.
 	HTTPClient *http.Client
 	// Open, when set, opens models in place of provider.Open.
@@ -260,7 +265,14 @@ func (s *Sweep) eachSample(yield func(sm sample, done bool) bool) {
 // and scored by every one of scorers, the spec's.
 func (s *Sweep) done(cell string, row *Row, repeat int, scorers map[string]string) bool {
 	e, ok := s.records.get(cell, row.ID, repeat)
-	return ok && e.done() && s.records.fresh(e, row, scorers)
+	return ok && s.final(e) && s.records.fresh(e, row, scorers)
+}
+
+// final says whether the record e stands for needs no further run: it
+// succeeded, or failed for a reason of its own and Options.RerunFailed is
+// off.
+func (s *Sweep) final(e recEntry) bool {
+	return e.ok || e.done() && !s.opts.RerunFailed
 }
 
 // scorerDigest is sc's digest and, when the spec names one, the answer
