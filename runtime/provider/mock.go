@@ -26,8 +26,8 @@ import (
 // MockConfig scripts the mock provider ("mock/NAME").
 //
 // For each call the mock answers with, in order of precedence: an
-// injected error (see ErrorRate); the first rule matching the last user
-// message; the next of Replies not yet used; else a default reply,
+// injected error (see ErrorRate); the first rule matching the call (see
+// MockRule); the next of Replies not yet used; else a default reply,
 // "mock reply to: " and the first 40 characters of the last user message,
 // followed by a hash of the whole request in brackets. Replies are used
 // once each, in order, per opened model; once they run out, the default
@@ -46,7 +46,7 @@ import (
 type MockConfig struct {
 	// Replies are answered in order, one per call that no rule matches.
 	Replies []MockReply `json:"replies,omitempty" yaml:"replies,omitempty"`
-	// Rules answer calls whose last user message matches them.
+	// Rules answer the calls they match, the first matching rule first.
 	Rules []MockRule `json:"rules,omitempty" yaml:"rules,omitempty"`
 	// Latency is how long each call takes; the call's context cuts it
 	// short.
@@ -82,11 +82,19 @@ type MockToolCall struct {
 	Arguments map[string]any `json:"arguments,omitempty" yaml:"arguments,omitempty"`
 }
 
-// MockRule answers calls whose last user message contains Match and
-// matches the regular expression Regex (either may be empty, not both).
+// MockRule answers the calls whose last user message contains Match and
+// matches the regular expression Regex, and whose system message contains
+// System: the conditions set must all hold, and at least one must be set.
+// System tells agents apart when they receive the same message.
 type MockRule struct {
-	Match string    `json:"match,omitempty" yaml:"match,omitempty"`
-	Regex string    `json:"regex,omitempty" yaml:"regex,omitempty"`
+	Match  string `json:"match,omitempty" yaml:"match,omitempty"`
+	Regex  string `json:"regex,omitempty" yaml:"regex,omitempty"`
+	System string `json:"system,omitempty" yaml:"system,omitempty"`
+	// Times, when positive, is how many calls the rule answers, per
+	// opened model; after that it matches none, and the next rule or
+	// reply answers. A rule that fails once and then lets a later rule
+	// answer scripts a retry.
+	Times int       `json:"times,omitempty" yaml:"times,omitempty"`
 	Reply MockReply `json:"reply" yaml:"reply"`
 }
 
@@ -123,9 +131,11 @@ type Mock struct {
 }
 
 type mockRule struct {
-	match string
-	re    *regexp.Regexp
-	reply MockReply
+	match, system string
+	re            *regexp.Regexp
+	times         int64
+	used          *atomic.Int64 // calls answered, when times is set
+	reply         MockReply
 }
 
 // NewMock returns a Mock scripted by cfg, or an error saying what in cfg
@@ -144,10 +154,16 @@ func NewMock(cfg MockConfig) (*Mock, error) {
 		}
 	}
 	for i, r := range cfg.Rules {
-		if r.Match == "" && r.Regex == "" {
-			return nil, fmt.Errorf("mock: rules[%d]: set match or regex", i)
+		if r.Match == "" && r.Regex == "" && r.System == "" {
+			return nil, fmt.Errorf("mock: rules[%d]: set match, regex or system", i)
 		}
-		rule := mockRule{match: r.Match, reply: r.Reply}
+		if r.Times < 0 {
+			return nil, fmt.Errorf("mock: rules[%d]: times %d is negative: leave it out for a rule that always answers", i, r.Times)
+		}
+		rule := mockRule{match: r.Match, system: r.System, times: int64(r.Times), reply: r.Reply}
+		if r.Times > 0 {
+			rule.used = new(atomic.Int64)
+		}
 		if r.Regex != "" {
 			re, err := regexp.Compile(r.Regex)
 			if err != nil {
@@ -219,9 +235,9 @@ func (m *Mock) GenerateContent(ctx context.Context, messages []llms.MessageConte
 	if m.cfg.ErrorRate > 0 && m.injectError(h) {
 		return nil, mockError(ctx, MockReply{Error: "server"})
 	}
-	last := lastUserText(messages)
+	last := textOf(messages, llms.ChatMessageTypeHuman)
 	afterTools := len(messages) > 0 && messages[len(messages)-1].Role == llms.ChatMessageTypeTool
-	reply, ok := m.scripted(last, afterTools)
+	reply, ok := m.scripted(messages, last, afterTools)
 	if !ok {
 		reply = MockReply{Text: m.defaultText(last, h)}
 		if st := callStateFrom(ctx); st != nil && len(st.format) > 0 {
@@ -336,10 +352,12 @@ func instanceOf(s map[string]any, depth int) any {
 	return out
 }
 
-// scripted picks the reply for a call whose last user message is last.
-// Right after tool results, a rule that asks for tool calls does not
-// answer: it answered the user's message already, and would loop.
-func (m *Mock) scripted(last string, afterTools bool) (MockReply, bool) {
+// scripted picks the reply for a call of messages, whose last user
+// message is last. Right after tool results, a rule that asks for tool
+// calls does not answer: it answered the user's message already, and
+// would loop.
+func (m *Mock) scripted(messages []llms.MessageContent, last string, afterTools bool) (MockReply, bool) {
+	system, systemRead := "", false
 	for _, r := range m.rules {
 		if afterTools && len(r.reply.ToolCalls) > 0 {
 			continue
@@ -348,6 +366,17 @@ func (m *Mock) scripted(last string, afterTools bool) (MockReply, bool) {
 			continue
 		}
 		if r.re != nil && !r.re.MatchString(last) {
+			continue
+		}
+		if r.system != "" {
+			if !systemRead {
+				system, systemRead = textOf(messages, llms.ChatMessageTypeSystem), true
+			}
+			if !strings.Contains(system, r.system) {
+				continue
+			}
+		}
+		if r.used != nil && r.used.Add(1) > r.times {
 			continue
 		}
 		return r.reply, true
@@ -534,10 +563,10 @@ func mockError(ctx context.Context, r MockReply) error {
 	return fmt.Errorf("API returned unexpected status code: %d: %s", e.status, e.msg)
 }
 
-// lastUserText is the text of the last user message.
-func lastUserText(messages []llms.MessageContent) string {
+// textOf is the text of the last message of role.
+func textOf(messages []llms.MessageContent, role llms.ChatMessageType) string {
 	for i := len(messages) - 1; i >= 0; i-- {
-		if messages[i].Role != llms.ChatMessageTypeHuman {
+		if messages[i].Role != role {
 			continue
 		}
 		var b strings.Builder

@@ -567,7 +567,9 @@ func TestMockYAMLErrors(t *testing.T) {
 		{"replies: [{text: hi, error: server}]", "error"},
 		{"replies: [{tool_calls: [{name: f, arguments: '{\"x\": 1}'}]}]", "arguments"},
 		{"rules: [{regex: '(', reply: {text: x}}]", "regex"},
-		{"rules: [{reply: {text: x}}]", "match"},
+		{"rules: [{reply: {text: x}}]", "match, regex or system"},
+		{"rules: [{match: x, times: -1, reply: {text: x}}]", "times"},
+		{"rules: [{match: x, times: once, reply: {text: x}}]", "times"},
 	} {
 		err := loadMockYAML(tc.yaml)
 		if err == nil {
