@@ -2,9 +2,7 @@ package provider
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,10 +12,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/runtime/provider/providertest"
@@ -66,7 +60,7 @@ func newBedrockFake(t *testing.T, reply func(w http.ResponseWriter)) *bedrockFak
 		f.reqs = append(f.reqs, bedrockRequest{Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
 		reply := f.reply
 		f.mu.Unlock()
-		if err := checkSigV4(r, b); err != nil {
+		if err := providertest.VerifySigV4(r, b); err != nil {
 			t.Errorf("%s %s: %v", r.Method, r.URL.Path, err)
 			bedrockError(w, http.StatusForbidden, "InvalidSignatureException", "The request signature we calculated does not match the signature you provided.")
 			return
@@ -102,46 +96,6 @@ func (f *bedrockFake) last(t *testing.T) bedrockRequest {
 		t.Fatal("no request reached the fake Bedrock")
 	}
 	return reqs[len(reqs)-1]
-}
-
-// checkSigV4 checks the request's SigV4 signature with the test
-// credentials, as AWS does: the body that arrived must be the one signed
-// (an edit made after signing, in the HTTP transport, would not be).
-func checkSigV4(r *http.Request, body []byte) error {
-	auth := r.Header.Get("Authorization")
-	fields := map[string]string{}
-	for _, f := range strings.Split(strings.TrimPrefix(auth, "AWS4-HMAC-SHA256 "), ",") {
-		k, v, _ := strings.Cut(strings.TrimSpace(f), "=")
-		fields[k] = v
-	}
-	if fields["Signature"] == "" || fields["SignedHeaders"] == "" {
-		return fmt.Errorf("no SigV4 signature: Authorization %q", auth)
-	}
-	at, err := time.Parse("20060102T150405Z", r.Header.Get("X-Amz-Date"))
-	if err != nil {
-		return fmt.Errorf("X-Amz-Date: %v", err)
-	}
-	u := *r.URL
-	u.Scheme, u.Host = "http", r.Host
-	req := &http.Request{Method: r.Method, URL: &u, Host: r.Host, Header: http.Header{}}
-	for _, h := range strings.Split(fields["SignedHeaders"], ";") {
-		switch h {
-		case "host":
-		case "content-length":
-			req.ContentLength = r.ContentLength
-		default:
-			req.Header[http.CanonicalHeaderKey(h)] = r.Header.Values(h)
-		}
-	}
-	sum := sha256.Sum256(body)
-	creds := aws.Credentials{AccessKeyID: providertest.BedrockAccessKeyID, SecretAccessKey: providertest.BedrockSecretAccessKey}
-	if err := v4.NewSigner().SignHTTP(context.Background(), creds, req, hex.EncodeToString(sum[:]), "bedrock", "us-east-1", at); err != nil {
-		return err
-	}
-	if got := req.Header.Get("Authorization"); got != auth {
-		return fmt.Errorf("signature mismatch: the body or headers changed after signing\n got  %s\n want %s", auth, got)
-	}
-	return nil
 }
 
 // bedrockMessage answers with an Anthropic messages response made of

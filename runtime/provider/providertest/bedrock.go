@@ -294,13 +294,34 @@ func onlyOneSampler(model string) bool {
 	return false
 }
 
-// checkSignature checks the request's SigV4 signature as AWS does: the
-// headers it signed and the body that arrived must give the same
-// signature with the fake's secret key.
+// checkSignature refuses, as AWS does, a request VerifySigV4 refuses.
 func checkSignature(r *http.Request, body []byte) (Reply, bool) {
+	if err := VerifySigV4(r, body); err != nil {
+		se := err.(*SigV4Error)
+		return bedrockRefuse(403, se.Code, se.Message)
+	}
+	return Reply{}, false
+}
+
+// SigV4Error is why VerifySigV4 refused a request: the AWS exception
+// Bedrock answers with, and its message.
+type SigV4Error struct {
+	Code    string // "MissingAuthenticationTokenException", "InvalidSignatureException", ...
+	Message string
+}
+
+func (e *SigV4Error) Error() string { return e.Code + ": " + e.Message }
+
+// VerifySigV4 checks the SigV4 signature of a request to Bedrock as AWS
+// does, with the fake's credentials (BedrockAccessKeyID): the headers it
+// signed and the body that arrived (an edit made after signing, in an
+// HTTP transport, would not be) must give the same signature. Its error
+// is a *SigV4Error.
+func VerifySigV4(r *http.Request, body []byte) error {
+	refuse := func(code, msg string) error { return &SigV4Error{Code: code, Message: msg} }
 	auth := r.Header.Get("Authorization")
 	if !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 ") {
-		return bedrockRefuse(403, "MissingAuthenticationTokenException", "Missing Authentication Token")
+		return refuse("MissingAuthenticationTokenException", "Missing Authentication Token")
 	}
 	fields := map[string]string{}
 	for _, f := range strings.Split(strings.TrimPrefix(auth, "AWS4-HMAC-SHA256 "), ",") {
@@ -309,14 +330,14 @@ func checkSignature(r *http.Request, body []byte) (Reply, bool) {
 	}
 	scope := strings.Split(fields["Credential"], "/") // key/date/region/service/aws4_request
 	if len(scope) != 5 || scope[0] != BedrockAccessKeyID {
-		return bedrockRefuse(403, "UnrecognizedClientException", "The security token included in the request is invalid.")
+		return refuse("UnrecognizedClientException", "The security token included in the request is invalid.")
 	}
 	if scope[3] != "bedrock" || scope[4] != "aws4_request" {
-		return bedrockRefuse(403, "InvalidSignatureException", "Credential should be scoped to correct service: 'bedrock'.")
+		return refuse("InvalidSignatureException", "Credential should be scoped to correct service: 'bedrock'.")
 	}
 	at, err := time.Parse("20060102T150405Z", r.Header.Get("X-Amz-Date"))
 	if err != nil || fields["Signature"] == "" || fields["SignedHeaders"] == "" {
-		return bedrockRefuse(403, "InvalidSignatureException", "The request signature is incomplete.")
+		return refuse("InvalidSignatureException", "The request signature is incomplete.")
 	}
 	u := *r.URL
 	u.Scheme, u.Host = "http", r.Host
@@ -333,12 +354,12 @@ func checkSignature(r *http.Request, body []byte) (Reply, bool) {
 	sum := sha256.Sum256(body)
 	creds := aws.Credentials{AccessKeyID: BedrockAccessKeyID, SecretAccessKey: BedrockSecretAccessKey}
 	if err := v4.NewSigner().SignHTTP(context.Background(), creds, check, hex.EncodeToString(sum[:]), scope[3], scope[2], at); err != nil {
-		return bedrockRefuse(403, "InvalidSignatureException", err.Error())
+		return refuse("InvalidSignatureException", err.Error())
 	}
 	if check.Header.Get("Authorization") != auth {
-		return bedrockRefuse(403, "InvalidSignatureException", "The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.")
+		return refuse("InvalidSignatureException", "The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.")
 	}
-	return Reply{}, false
+	return nil
 }
 
 // bedrockVendorModel is the Anthropic name of a Bedrock model id:
