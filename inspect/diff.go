@@ -2,12 +2,14 @@ package inspect
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -63,7 +65,7 @@ func Keys(t *Tree) map[*Node]Key {
 
 // RunInfo names a run in a Diff.
 type RunInfo struct {
-	ID     string      `json:"id"`
+	RunID  string      `json:"run_id"`
 	Tactic string      `json:"tactic"`
 	Status logs.Status `json:"status"`
 }
@@ -81,8 +83,10 @@ type Diff struct {
 	Config []Change `json:"config"`
 	// Result is set when the runs' results (run_end.result) differ.
 	Result *Change `json:"result,omitempty"`
-	// First is the first message whose content differs, nil if none does.
-	First *Divergence `json:"first_divergence"`
+	// Divergences are the places where the messages of matched dialogs
+	// differ, one per pair of dialogs, in the order A's log wrote them:
+	// the first is where the runs first went different ways.
+	Divergences []Divergence `json:"divergences"`
 	// OnlyA and OnlyB are the dialogs with no match in the other run, in
 	// the order they appeared.
 	OnlyA []Dialog `json:"only_a"`
@@ -148,7 +152,15 @@ func (d *DialogDiff) Same() bool {
 	return d.FirstDiff < 0 && d.Cost.Equal() && d.CallCost.Equal()
 }
 
-// Divergence is the first message whose content differs between the runs.
+// Divergence is where the messages of a pair of matched dialogs first
+// differ: the first message whose content differs, or that only one of
+// the dialogs has.
+//
+// A fork's inherited messages are compared in the dialog that wrote them:
+// when the two forks were made alike from matched parents, a difference
+// among the messages they inherited is the parents' divergence (or an
+// earlier ancestor's), and the forks' own divergence, if any, is among the
+// messages they added.
 type Divergence struct {
 	Key Key `json:"key"`
 	// A and B are the ids of the dialogs holding it.
@@ -163,6 +175,21 @@ type Divergence struct {
 	// Diff is a short line diff of the two messages: "- " lines only in A,
 	// "+ " lines only in B, "  " context.
 	Diff string `json:"diff"`
+	// LaterDiffer counts the messages after Index that both dialogs have
+	// and that differ too; ExtraA and ExtraB those after Index that only
+	// A's or only B's dialog has.
+	LaterDiffer int `json:"later_differ"`
+	ExtraA      int `json:"extra_a"`
+	ExtraB      int `json:"extra_b"`
+}
+
+// First returns the first divergence in A's log, or nil when no message
+// differs.
+func (d *Diff) First() *Divergence {
+	if len(d.Divergences) == 0 {
+		return nil
+	}
+	return &d.Divergences[0]
 }
 
 // ErrNoMessages is returned by Compare for a tree read without
@@ -176,13 +203,14 @@ func Compare(a, b *Tree) (*Diff, error) {
 		return nil, ErrNoMessages
 	}
 	d := &Diff{
-		A:       RunInfo{ID: a.RunID, Tactic: a.Tactic, Status: a.Status},
-		B:       RunInfo{ID: b.RunID, Tactic: b.Tactic, Status: b.Status},
-		Config:  []Change{},
-		OnlyA:   []Dialog{},
-		OnlyB:   []Dialog{},
-		Dialogs: []DialogDiff{},
-		Total:   newCostDelta(a.Total(), b.Total()),
+		A:           RunInfo{RunID: a.RunID, Tactic: a.Tactic, Status: a.Status},
+		B:           RunInfo{RunID: b.RunID, Tactic: b.Tactic, Status: b.Status},
+		Config:      []Change{},
+		Divergences: []Divergence{},
+		OnlyA:       []Dialog{},
+		OnlyB:       []Dialog{},
+		Dialogs:     []DialogDiff{},
+		Total:       newCostDelta(a.Total(), b.Total()),
 	}
 	if a.Start != nil && b.Start != nil {
 		if ta, tb := compact(a.Start.Task), compact(b.Start.Task); ta != tb {
@@ -199,15 +227,14 @@ func Compare(a, b *Tree) (*Diff, error) {
 	for n, k := range keysB {
 		byKeyB[k] = n
 	}
+	match := make(map[*Node]*Node, len(a.Nodes)) // A's dialog to its match in B
 	matched := make(map[*Node]bool, len(b.Nodes))
-	type candidate struct {
-		at   int64 // when A's side of the divergence was written
-		i    int   // index in d.Dialogs
-		na   *Node
-		nb   *Node
-		diff int
+	// found are the divergences with when A's log wrote their message.
+	type found struct {
+		at int64
+		v  Divergence
 	}
-	var first *candidate
+	var fs []found
 	for _, na := range a.Nodes {
 		k := keysA[na]
 		nb := byKeyB[k]
@@ -215,41 +242,51 @@ func Compare(a, b *Tree) (*Diff, error) {
 			d.OnlyA = append(d.OnlyA, Dialog{Key: k, ID: na.ID})
 			continue
 		}
+		match[na] = nb
 		matched[nb] = true
-		da, db := a.Forest.Dialog(na.ID), b.Forest.Dialog(nb.ID)
-		fd := firstDiff(da.Messages(), db.Messages())
+		ma, mb := a.Forest.Dialog(na.ID).Messages(), b.Forest.Dialog(nb.ID).Messages()
 		d.Dialogs = append(d.Dialogs, DialogDiff{
-			Key: k, A: na.ID, B: nb.ID, MessagesA: na.Messages, MessagesB: nb.Messages, FirstDiff: fd,
+			Key: k, A: na.ID, B: nb.ID, MessagesA: na.Messages, MessagesB: nb.Messages, FirstDiff: diffFrom(ma, mb, 0),
 			Cost: newCostDelta(na.Cost, nb.Cost), CallCost: newCostDelta(na.CallCost, nb.CallCost),
 		})
-		if fd < 0 {
+		i := diffFrom(ma, mb, inherited(na, nb, match))
+		if i < 0 {
 			continue
 		}
-		c := &candidate{at: divergedAt(na, fd), i: len(d.Dialogs) - 1, na: na, nb: nb, diff: fd}
-		if first == nil || c.at < first.at {
-			first = c
+		v := Divergence{Key: k, A: na.ID, B: nb.ID, Index: i}
+		var x, y *dialog.Message
+		if i < len(ma) {
+			x = ma[i]
 		}
+		if i < len(mb) {
+			y = mb[i]
+		}
+		v.RoleA, v.RoleB, v.Diff = role(x), role(y), messageDiff(x, y, 24)
+		for j := i + 1; j < max(len(ma), len(mb)); j++ {
+			switch {
+			case j >= len(mb):
+				v.ExtraA++
+			case j >= len(ma):
+				v.ExtraB++
+			case differ(ma[j], mb[j]):
+				v.LaterDiffer++
+			}
+		}
+		fs = append(fs, found{divergedAt(na, i), v})
 	}
 	for _, nb := range b.Nodes {
 		if !matched[nb] {
 			d.OnlyB = append(d.OnlyB, Dialog{Key: keysB[nb], ID: nb.ID})
 		}
 	}
-	if first != nil {
-		ms := a.Forest.Dialog(first.na.ID).Messages()
-		mb := b.Forest.Dialog(first.nb.ID).Messages()
-		var ma, mbm *dialog.Message
-		if first.diff < len(ms) {
-			ma = ms[first.diff]
-		}
-		if first.diff < len(mb) {
-			mbm = mb[first.diff]
-		}
-		d.First = &Divergence{Key: keysA[first.na], A: first.na.ID, B: first.nb.ID, Index: first.diff,
-			RoleA: role(ma), RoleB: role(mbm), Diff: messageDiff(ma, mbm, 24)}
+	// In A's log order; divergences at the same place (past the end of
+	// dialogs of A) keep the order the dialogs appeared in.
+	slices.SortStableFunc(fs, func(x, y found) int { return cmp.Compare(x.at, y.at) })
+	for _, f := range fs {
+		d.Divergences = append(d.Divergences, f.v)
 	}
 	d.Identical = d.A.Tactic == d.B.Tactic && d.A.Status == d.B.Status &&
-		d.Task == nil && len(d.Config) == 0 && d.Result == nil && d.First == nil && len(d.OnlyA) == 0 &&
+		d.Task == nil && len(d.Config) == 0 && d.Result == nil && len(d.Divergences) == 0 && len(d.OnlyA) == 0 &&
 		len(d.OnlyB) == 0 && d.Total.Equal()
 	for i := range d.Dialogs {
 		if !d.Dialogs[i].Same() {
@@ -274,10 +311,21 @@ func role(m *dialog.Message) string {
 	return string(m.Role)
 }
 
+// inherited is how many messages of na Compare leaves to its parent: all
+// it inherited when its parent is matched with nb's and both forks were
+// made alike (so their inherited messages differ only where their parents
+// do), else none. match maps A's dialogs to their matches in B.
+func inherited(na, nb *Node, match map[*Node]*Node) int {
+	if na.Parent == nil || nb.Parent == nil || match[na.Parent] != nb.Parent ||
+		na.SplitPoint != nb.SplitPoint || na.LastN != nb.LastN || na.FirstK != nb.FirstK || na.ParentLen != nb.ParentLen {
+		return 0
+	}
+	return na.SplitPoint
+}
+
 // divergedAt is when, in A's log, the message at index i of n was written:
-// the seq of n's own message, the fork's seq for an inherited message (the
-// parent's match shows it earlier, if it has one), or just after n's last
-// message when n has fewer than i+1.
+// the seq of n's own message, the fork's seq for an inherited message, or
+// just after n's last message when n has fewer than i+1.
 func divergedAt(n *Node, i int) int64 {
 	switch {
 	case i < n.SplitPoint:
@@ -290,18 +338,24 @@ func divergedAt(n *Node, i int) int64 {
 	return n.Seq + 1
 }
 
-// firstDiff is the position of the first message that differs between a
-// and b, or that only one has; -1 when they are the same.
-func firstDiff(a, b []*dialog.Message) int {
-	for i := range min(len(a), len(b)) {
-		if a[i] != b[i] && messageText(a[i]) != messageText(b[i]) {
+// diffFrom is the position, from the one at from on, of the first message
+// that differs between a and b, or that only one has; -1 when there is
+// none.
+func diffFrom(a, b []*dialog.Message, from int) int {
+	for i := from; i < min(len(a), len(b)); i++ {
+		if differ(a[i], b[i]) {
 			return i
 		}
 	}
 	if len(a) != len(b) {
-		return min(len(a), len(b))
+		return max(from, min(len(a), len(b)))
 	}
 	return -1
+}
+
+// differ reports whether two messages differ in content.
+func differ(a, b *dialog.Message) bool {
+	return a != b && messageText(a) != messageText(b)
 }
 
 // messageText is what Compare compares of a message, as text: its sender,
@@ -496,14 +550,24 @@ func flatten(raw json.RawMessage, path string, into map[string]string) {
 	into[path] = compact(raw)
 }
 
+// TextOptions are the choices of Diff.WriteText.
+type TextOptions struct {
+	// Max is how many divergences to show; 0 shows them all.
+	Max int
+	// MoreHint follows, in parentheses, the line that counts the
+	// divergences Max leaves out: how to see them, such as
+	// "--max 0 shows all".
+	MoreHint string
+}
+
 // WriteText writes the diff for people: the runs, what differs in their
-// task and config, the first divergence with a diff of the message, the
-// dialogs only one run has, and the token and cost differences of the
-// dialogs whose cost differs. Identical runs print one line starting
-// with "identical".
-func (d *Diff) WriteText(w io.Writer) error {
+// task and config, each divergence in order with a diff of its message
+// (up to opts.Max), the dialogs only one run has, and the token and cost
+// differences of the dialogs whose cost differs. Identical runs print one
+// line starting with "identical".
+func (d *Diff) WriteText(w io.Writer, opts TextOptions) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "A %s (%s, %s)\nB %s (%s, %s)\n", d.A.ID, d.A.Tactic, d.A.Status, d.B.ID, d.B.Tactic, d.B.Status)
+	fmt.Fprintf(&b, "A %s (%s, %s)\nB %s (%s, %s)\n", d.A.RunID, d.A.Tactic, d.A.Status, d.B.RunID, d.B.Tactic, d.B.Status)
 	if d.Identical {
 		fmt.Fprintf(&b, "identical: %d dialogs, tokens %d, %s\n", len(d.Dialogs), d.Total.A.Total(), USD(d.Total.A.USD))
 		_, err := w.Write(b.Bytes())
@@ -527,14 +591,7 @@ func (d *Diff) WriteText(w io.Writer) error {
 	if r := d.Result; r != nil {
 		fmt.Fprintf(&b, "result: %s → %s\n", short(r.A), short(r.B))
 	}
-	if f := d.First; f != nil {
-		fmt.Fprintf(&b, "first divergence: %s (A %s, B %s), message %d\n", f.Key, ShortID(f.A), ShortID(f.B), f.Index)
-		for _, l := range strings.Split(f.Diff, "\n") {
-			b.WriteString("  " + l + "\n")
-		}
-	} else {
-		b.WriteString("no message differs\n")
-	}
+	writeDivergences(&b, d.Divergences, opts)
 	for _, o := range d.OnlyA {
 		fmt.Fprintf(&b, "only in A: %s [%s]\n", o.Key, ShortID(o.ID))
 	}
@@ -569,6 +626,57 @@ func (d *Diff) WriteText(w io.Writer) error {
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// writeDivergences writes a block per divergence, up to opts.Max: a line
+// that places it and counts what differs after it, then the diff of its
+// message indented by two spaces.
+func writeDivergences(b *bytes.Buffer, ds []Divergence, opts TextOptions) {
+	if len(ds) == 0 {
+		b.WriteString("no message differs\n")
+		return
+	}
+	shown := ds
+	if opts.Max > 0 && len(ds) > opts.Max {
+		shown = ds[:opts.Max]
+	}
+	for i := range shown {
+		v := &shown[i]
+		fmt.Fprintf(b, "divergence %d of %d: %s (A %s, B %s), message %d", i+1, len(ds), v.Key, ShortID(v.A), ShortID(v.B), v.Index)
+		var after []string
+		if v.LaterDiffer > 0 {
+			after = append(after, plural(v.LaterDiffer, "later message differs", "later messages differ"))
+		}
+		if v.ExtraA > 0 {
+			after = append(after, fmt.Sprintf("A has %d more", v.ExtraA))
+		}
+		if v.ExtraB > 0 {
+			after = append(after, fmt.Sprintf("B has %d more", v.ExtraB))
+		}
+		if len(after) > 0 {
+			b.WriteString("; " + strings.Join(after, ", "))
+		}
+		b.WriteString("\n")
+		for _, l := range strings.Split(v.Diff, "\n") {
+			// A context line of an empty line is blank: no trailing spaces.
+			b.WriteString(strings.TrimRight("  "+l, " ") + "\n")
+		}
+	}
+	if more := len(ds) - len(shown); more > 0 {
+		fmt.Fprintf(b, "… and %d more", more)
+		if opts.MoreHint != "" {
+			b.WriteString(" (" + opts.MoreHint + ")")
+		}
+		b.WriteString("\n")
+	}
+}
+
+// plural is n and one or many, by n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
 
 func tokensDelta(c CostDelta) string {

@@ -291,7 +291,7 @@ func TestEdgeEmptyRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 		var b bytes.Buffer
-		if err := d.WriteText(&b); err != nil {
+		if err := d.WriteText(&b, inspect.TextOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if !d.Identical || !strings.HasSuffix(b.String(), tc.want) {
@@ -326,7 +326,7 @@ func edgeDiff(t *testing.T, a, b *inspect.Tree) (*inspect.Diff, string) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := d.WriteText(&out); err != nil {
+	if err := d.WriteText(&out, inspect.TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return d, out.String()
@@ -342,19 +342,19 @@ func TestEdgeDiffOneReplyImageOrCost(t *testing.T) {
 
 	// One reply: first seen in the working copy, then in main's copy.
 	d, text := edgeDiff(t, a, edgePair(t, root, "chat", "a circle", 0.001, img, logs.StatusOK))
-	if d.Identical || d.First == nil || d.First.Key != (inspect.Key{Owner: "coder", Alias: "main#1", Turn: 1}) || d.First.Index != 2 ||
-		d.First.Diff != "  [assistant coder]\n- a square\n+ a circle" || len(d.OnlyA)+len(d.OnlyB) != 0 || !d.Total.Equal() {
-		t.Errorf("one reply differs:\n%s\n%+v", text, d.First)
+	if d.Identical || d.First() == nil || d.First().Key != (inspect.Key{Owner: "coder", Alias: "main#1", Turn: 1}) || d.First().Index != 2 ||
+		d.First().Diff != "  [assistant coder]\n- a square\n+ a circle" || len(d.OnlyA)+len(d.OnlyB) != 0 || !d.Total.Equal() {
+		t.Errorf("one reply differs:\n%s\n%+v", text, d.First())
 	}
 	// One image, same size, other bytes: the root's message 0, by checksum.
 	d, text = edgeDiff(t, a, edgePair(t, root, "chat", "a square", 0.001, img2, logs.StatusOK))
-	if d.Identical || d.First == nil || d.First.Key != (inspect.Key{Owner: "coder", Alias: "main", Turn: 1}) || d.First.Index != 0 ||
-		!strings.Contains(d.First.Diff, "- [image") || !strings.Contains(d.First.Diff, "+ [image") {
+	if d.Identical || d.First() == nil || d.First().Key != (inspect.Key{Owner: "coder", Alias: "main", Turn: 1}) || d.First().Index != 0 ||
+		!strings.Contains(d.First().Diff, "- [image") || !strings.Contains(d.First().Diff, "+ [image") {
 		t.Errorf("one image differs:\n%s", text)
 	}
 	// Only the cost: no message differs, the dialogs and the total show the dollars.
 	d, text = edgeDiff(t, a, edgePair(t, root, "chat", "a square", 0.003, img, logs.StatusOK))
-	if d.Identical || d.First != nil || d.Total.Delta.USD <= 0 || d.Total.Delta.Total() != 0 ||
+	if d.Identical || d.First() != nil || d.Total.Delta.USD <= 0 || d.Total.Delta.Total() != 0 ||
 		!strings.Contains(text, "no message differs\n") || !strings.Contains(text, "$0.0010→$0.0030 (+$0.0020)") {
 		t.Errorf("only the cost differs:\n%s", text)
 	}

@@ -504,11 +504,11 @@ func TestDiffIdentical(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !d.Identical || d.First != nil || len(d.OnlyA)+len(d.OnlyB) != 0 || len(d.Dialogs) != len(a.Nodes) {
+	if !d.Identical || d.First() != nil || len(d.OnlyA)+len(d.OnlyB) != 0 || len(d.Dialogs) != len(a.Nodes) {
 		t.Fatalf("diff of a run with itself: %+v", d)
 	}
 	var out bytes.Buffer
-	if err := d.WriteText(&out); err != nil {
+	if err := d.WriteText(&out, inspect.TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "\nidentical: 8 dialogs") {
@@ -531,7 +531,7 @@ func TestDiffChangedSystemPrompt(t *testing.T) {
 	if d.Identical {
 		t.Fatal("identical")
 	}
-	f := d.First
+	f := d.First()
 	if f == nil || f.Key != (inspect.Key{Owner: "coder", Alias: "main", Turn: 1}) || f.Index != 0 || f.A != a.Nodes[0].ID || f.B != b.Nodes[0].ID {
 		t.Fatalf("first divergence %+v, want coder/main turn 1 message 0", f)
 	}
@@ -570,11 +570,11 @@ func TestDiffChangedSystemPrompt(t *testing.T) {
 		t.Errorf("total %+v", d.Total)
 	}
 	var out bytes.Buffer
-	if err := d.WriteText(&out); err != nil {
+	if err := d.WriteText(&out, inspect.TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"first divergence: coder/main turn 1 (A " + a.Nodes[0].ID[:8] + ", B " + b.Nodes[0].ID[:8] + "), message 0\n",
+		"\ndivergence 1 of " + fmt.Sprint(len(d.Divergences)) + ": coder/main turn 1 (A " + a.Nodes[0].ID[:8] + ", B " + b.Nodes[0].ID[:8] + "), message 0",
 		"  - You add.\n  + You add numbers.\n",
 		"only in A: coder/main#2 turn 3 [",
 		"total (model calls)",
@@ -598,7 +598,7 @@ func TestDiffFirstDivergenceIsEarliest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := d.First
+	f := d.First()
 	if f == nil || f.Key != (inspect.Key{Owner: "coder", Alias: "main#1", Turn: 3}) || f.Index != 6 {
 		t.Fatalf("first divergence %+v, want coder/main#1 turn 3 message 6", f)
 	}

@@ -619,8 +619,8 @@ func rtAssertExact(t *testing.T, run *logs.Run, res *tactics.Result, rep *replay
 		t.Fatal(err)
 	}
 	if !diff.Identical {
-		t.Errorf("'lllm diff' of the run and its replay: not identical: task %v, config %v, first divergence %+v, only in the run %v, only in the replay %v, total %+v",
-			diff.Task, diff.Config, diff.First, diff.OnlyA, diff.OnlyB, diff.Total)
+		t.Errorf("'lllm diff' of the run and its replay: not identical: task %v, config %v, divergences %+v, only in the run %v, only in the replay %v, total %+v",
+			diff.Task, diff.Config, diff.Divergences, diff.OnlyA, diff.OnlyB, diff.Total)
 	}
 }
 

@@ -895,7 +895,7 @@ func TestCrashSIGKILL(t *testing.T) {
 				wantCrashCalm(t, r, "diff", 0)
 				var diff struct {
 					A struct {
-						ID     string `json:"id"`
+						RunID  string `json:"run_id"`
 						Status string `json:"status"`
 					} `json:"a"`
 					Total struct {
@@ -904,7 +904,7 @@ func TestCrashSIGKILL(t *testing.T) {
 				}
 				if err := json.Unmarshal([]byte(r.stdout), &diff); err != nil {
 					t.Errorf("lllm diff -o json: not JSON: %v\n%v", err, r)
-				} else if diff.A.ID != filepath.Base(d) || diff.A.Status != string(logs.StatusInterrupted) || !crashCostNear(diff.Total.A, killed[i].calls) {
+				} else if diff.A.RunID != filepath.Base(d) || diff.A.Status != string(logs.StatusInterrupted) || !crashCostNear(diff.Total.A, killed[i].calls) {
 					t.Errorf("lllm diff -o json: run A %+v costs %+v; its log holds model calls costing %+v", diff.A, diff.Total.A, killed[i].calls)
 				}
 			}

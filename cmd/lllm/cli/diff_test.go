@@ -11,6 +11,12 @@ import (
 )
 
 type diffJSON struct {
+	A struct {
+		RunID string `json:"run_id"`
+	} `json:"a"`
+	B struct {
+		RunID string `json:"run_id"`
+	} `json:"b"`
 	Identical bool `json:"identical"`
 	Task      *struct {
 		A, B string
@@ -20,20 +26,10 @@ type diffJSON struct {
 		A    string `json:"a"`
 		B    string `json:"b"`
 	} `json:"config"`
-	First *struct {
-		Key struct {
-			Owner, Alias string
-			Turn         int
-		} `json:"key"`
-		A     string `json:"a"`
-		B     string `json:"b"`
-		Index int    `json:"index"`
-		RoleA string `json:"role_a"`
-		Diff  string `json:"diff"`
-	} `json:"first_divergence"`
-	OnlyA   []struct{ ID string } `json:"only_a"`
-	OnlyB   []struct{ ID string } `json:"only_b"`
-	Dialogs []struct {
+	Divergences []diffDivergenceJSON  `json:"divergences"`
+	OnlyA       []struct{ ID string } `json:"only_a"`
+	OnlyB       []struct{ ID string } `json:"only_b"`
+	Dialogs     []struct {
 		A, B string
 		Cost struct {
 			A, B, Delta struct {
@@ -42,6 +38,32 @@ type diffJSON struct {
 			}
 		} `json:"cost"`
 	} `json:"dialogs"`
+}
+
+// diffDivergenceJSON is an entry of "divergences" in lllm diff -o json.
+type diffDivergenceJSON struct {
+	Key struct {
+		Owner string `json:"owner"`
+		Alias string `json:"alias"`
+		Turn  int    `json:"turn"`
+	} `json:"key"`
+	A           string `json:"a"`
+	B           string `json:"b"`
+	Index       int    `json:"index"`
+	RoleA       string `json:"role_a"`
+	RoleB       string `json:"role_b"`
+	Diff        string `json:"diff"`
+	LaterDiffer int    `json:"later_differ"`
+	ExtraA      int    `json:"extra_a"`
+	ExtraB      int    `json:"extra_b"`
+}
+
+// first is the first divergence, or nil.
+func (d *diffJSON) first() *diffDivergenceJSON {
+	if len(d.Divergences) == 0 {
+		return nil
+	}
+	return &d.Divergences[0]
 }
 
 func TestDiffIdentical(t *testing.T) {
@@ -60,7 +82,8 @@ func TestDiffIdentical(t *testing.T) {
 		}
 		r = lllm(t, "diff", pair[0], pair[1], "--log-dir", logDir, "-o", "json")
 		d := decodeJSON[diffJSON](t, r.stdout)
-		if r.code != 0 || !d.Identical || d.First != nil || len(d.Config) != 0 || len(d.Dialogs) != 2 {
+		if r.code != 0 || !d.Identical || d.Divergences == nil || len(d.Divergences) != 0 || len(d.Config) != 0 || len(d.Dialogs) != 2 ||
+			d.A.RunID != pair[0] || d.B.RunID != pair[1] {
 			t.Errorf("json: %+v", d)
 		}
 	}
@@ -81,7 +104,12 @@ func TestDiffChangedPrompt(t *testing.T) {
 		d.Config[0].A != `"You are concise."` || d.Config[0].B != `"You are verbose and thorough."` {
 		t.Errorf("config %+v", d.Config)
 	}
-	f := d.First
+	// Only the root's system prompt differs: its working copy inherits it
+	// and its reply is the same, so there is one divergence.
+	if len(d.Divergences) != 1 {
+		t.Errorf("%d divergences, want 1: %+v", len(d.Divergences), d.Divergences)
+	}
+	f := d.first()
 	if f == nil || f.Key.Owner != "assistant" || f.Key.Alias != "main" || f.Key.Turn != 1 || f.Index != 0 || f.RoleA != "system" ||
 		f.A != ta[0].ID || f.B != tb[0].ID {
 		t.Fatalf("first divergence %+v, want assistant/main turn 1 message 0", f)
@@ -112,7 +140,7 @@ func TestDiffChangedPrompt(t *testing.T) {
 	r = lllm(t, "diff", a, b, "--log-dir", logDir)
 	for _, want := range []string{
 		"config:\n  agent_configs.assistant.system_prompt: \"You are concise.\" → \"You are verbose and thorough.\"\n",
-		"first divergence: assistant/main turn 1 (A " + ta[0].ID[:8] + ", B " + tb[0].ID[:8] + "), message 0\n" +
+		"divergence 1 of 1: assistant/main turn 1 (A " + ta[0].ID[:8] + ", B " + tb[0].ID[:8] + "), message 0\n" +
 			"    [system system]\n  - You are concise.\n  + You are verbose and thorough.\n",
 		"assistant/main#1 turn 1",
 		"total (model calls)",
@@ -140,8 +168,8 @@ func TestDiffTaskAndFailedRun(t *testing.T) {
 	if d.Task == nil || d.Task.A != `"Capital of France?"` || d.Task.B != `"fail now"` {
 		t.Errorf("task %+v", d.Task)
 	}
-	if d.First == nil || d.First.Key.Alias != "main" || d.First.Index != 1 {
-		t.Errorf("first divergence %+v, want the user message of main", d.First)
+	if f := d.first(); f == nil || f.Key.Alias != "main" || f.Index != 1 {
+		t.Errorf("first divergence %+v, want the user message of main", f)
 	}
 	r = lllm(t, "diff", a, "latest", "--log-dir", logDir)
 	if !strings.Contains(r.stdout, "(chat, failed)") || !strings.Contains(r.stdout, "- Capital of France?\n  + fail now") {
