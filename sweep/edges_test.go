@@ -132,7 +132,7 @@ func sameTable(t *testing.T, what string, got, want *Report) {
 			for _, s := range c.Scores {
 				fmt.Fprintf(&b, " %s=%.4f±%.4f", s.Name, s.Mean, s.StdErr)
 			}
-			fmt.Fprintf(&b, " pass@k=%v tokens=%d/%d", c.PassAtK, c.TokensIn, c.TokensOut)
+			fmt.Fprintf(&b, " pass@k=%v tokens=%d/%d", c.PassAtK, c.Cost.InputTokens, c.Cost.OutputTokens)
 		}
 		return b.String()
 	}

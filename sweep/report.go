@@ -17,6 +17,8 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/lllm-go/lllm/dialog"
 )
 
 // Report is a sweep's results: one entry per cell, aggregated over its
@@ -73,15 +75,50 @@ type CellReport struct {
 	// PassAtK is the unbiased pass@k of the report's PassScorer (a
 	// sample passes with a score of 1), averaged over rows with at least k samples;
 	// keyed by k. A k no row has enough samples for is left out.
-	PassAtK   map[string]float64 `json:"pass_at_k"`
-	TokensIn  int                `json:"tokens_in"`
-	TokensOut int                `json:"tokens_out"`
-	Cost      float64            `json:"cost"`
-	P50MS     float64            `json:"latency_p50_ms"`
-	P95MS     float64            `json:"latency_p95_ms"`
+	PassAtK map[string]float64 `json:"pass_at_k"`
+	// Cost is what the cell's samples cost, as their run logs count it
+	// (cache hits included): their input and output tokens and dollars,
+	// in the run log's cost object.
+	Cost dialog.Cost `json:"cost"`
+	// P50MS and P95MS are the median and 95th percentile of the samples'
+	// latencies, in milliseconds.
+	P50MS float64 `json:"latency_p50_ms"`
+	P95MS float64 `json:"latency_p95_ms"`
 }
 
-// ScoreStat is one scorer's aggregate over a cell.
+// MarshalJSON encodes c with its fields' names. A cell with no finished
+// sample has nothing to average: the mean and standard error of each
+// scorer and the latencies are null rather than 0, which would read as
+// results.
+func (c CellReport) MarshalJSON() ([]byte, error) {
+	type plain CellReport // c's fields, without this method
+	type scoreJSON struct {
+		Name   string   `json:"name"`
+		Mean   *float64 `json:"mean"`
+		StdErr *float64 `json:"stderr"`
+	}
+	out := struct {
+		plain
+		Scores []scoreJSON `json:"scores"`
+		P50MS  *float64    `json:"latency_p50_ms"`
+		P95MS  *float64    `json:"latency_p95_ms"`
+	}{plain: plain(c)}
+	finished := func(v float64) *float64 {
+		if c.N == 0 {
+			return nil
+		}
+		return &v
+	}
+	for _, s := range c.Scores {
+		out.Scores = append(out.Scores, scoreJSON{Name: s.Name, Mean: finished(s.Mean), StdErr: finished(s.StdErr)})
+	}
+	out.P50MS, out.P95MS = finished(c.P50MS), finished(c.P95MS)
+	return json.Marshal(out)
+}
+
+// ScoreStat is one scorer's aggregate over a cell. In JSON, Mean and
+// StdErr are null for a cell with no finished sample (see
+// [CellReport.MarshalJSON]).
 type ScoreStat struct {
 	Name   string  `json:"name"`
 	Mean   float64 `json:"mean"`
@@ -248,7 +285,8 @@ func (a *cellAgg) add(r *Record, row int32, scorers []string, pass int) {
 
 func (a *cellAgg) report(c ManifestCell, scorers []string, passK []int) CellReport {
 	cr := CellReport{Hash: c.Hash, settings: c.Settings, Settings: map[string]any{}, N: a.n, Errors: a.errors,
-		TokensIn: a.tokensIn, TokensOut: a.tokOut, Cost: a.cost.value(), PassAtK: map[string]float64{}}
+		Cost:    dialog.Cost{Usage: dialog.Usage{InputTokens: a.tokensIn, OutputTokens: a.tokOut}, USD: a.cost.value()},
+		PassAtK: map[string]float64{}}
 	for _, s := range c.Settings {
 		cr.Settings[s.Path] = s.Value
 	}
@@ -443,7 +481,7 @@ func (r *Report) table() ([]string, [][]string) {
 				row = append(row, "-")
 			}
 		}
-		row = append(row, strconv.Itoa(c.TokensIn), strconv.Itoa(c.TokensOut), usd(c.Cost),
+		row = append(row, strconv.Itoa(c.Cost.InputTokens), strconv.Itoa(c.Cost.OutputTokens), usd(c.Cost.USD),
 			ms(c.P50MS), ms(c.P95MS), strconv.Itoa(c.Errors))
 		rows = append(rows, row)
 	}

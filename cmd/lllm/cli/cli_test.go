@@ -509,9 +509,10 @@ func TestRuns(t *testing.T) {
 
 	r = lllm(t, "runs", "--log-dir", root, "-o", "json")
 	var got []struct {
-		ID, Dir, Tactic, Status, Failure, Error string
-		DurationMS                              *float64 `json:"duration_ms"`
-		Totals                                  *logs.Totals
+		RunID                               string `json:"run_id"`
+		Dir, Tactic, Status, Failure, Error string
+		DurationMS                          *float64 `json:"duration_ms"`
+		Totals                              *logs.Totals
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 		t.Fatalf("not JSON: %v\n%v", err, r)
@@ -519,7 +520,7 @@ func TestRuns(t *testing.T) {
 	if len(got) != 4 {
 		t.Fatalf("%d runs, want 4: %+v", len(got), got)
 	}
-	if g := got[0]; g.ID != ok.runID || g.Status != "ok" || g.Tactic != "fixture" || g.Totals == nil ||
+	if g := got[0]; g.RunID != ok.runID || g.Status != "ok" || g.Tactic != "fixture" || g.Totals == nil ||
 		g.Totals.Dialogs != 5 || g.Totals.Cost.USD != 0.0017 || g.DurationMS == nil || g.Dir != filepath.Join(root, ok.runID) {
 		t.Errorf("ok run %+v", g)
 	}

@@ -399,6 +399,12 @@ func ctJSONInvocations(f *ctFixture, serveAddr string) map[string][]ctInvocation
 		"sweep merge":  {{name: "merge", args: []string{"sweep", "merge", f.sweepDir}}},
 		"chat": {{name: "chat", args: []string{"chat", "assistant", "--sender", "contract", "--addr", serveAddr},
 			stdin: "Hello there.\n/archives\n/history\n/quit\n"}},
+		"validate": {
+			{name: "tactic config", args: []string{"validate", ctConfig("quickstart.yaml")}},
+			{name: "sweep spec", args: append([]string{"validate", f.spec}, ld...)},
+			{name: "serve config", args: []string{"validate", f.serveCfg}},
+		},
+		"version": {{name: "version", args: []string{"version"}}},
 	}
 }
 

@@ -449,7 +449,7 @@ type crashTreeNode struct {
 
 // crashRunsEntry is a run of lllm runs -o json.
 type crashRunsEntry struct {
-	ID     string       `json:"id"`
+	ID     string       `json:"run_id"`
 	Status string       `json:"status"`
 	Tactic string       `json:"tactic"`
 	Totals *logs.Totals `json:"totals"`

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/logs"
 	"github.com/lllm-go/lllm/replay"
 	"github.com/lllm-go/lllm/tactics"
@@ -39,7 +40,9 @@ A replay writes a run log of its own, labelled replay_of, under the same
 log root (see 'lllm runs'); replaying a replay gives the same log content.
 The tactic must be registered in this binary.
 
--o json prints {run_id, replay_of, status, calls, recorded, divergence}.
+-o json prints {run_id, dir, replay_of, status, calls, recorded,
+divergence, result, cost, duration_ms}, cost being the run log's cost
+object as in lllm run -o json.
 The exit code is 0 when the replay matched the recording, 1 when it
 diverged or failed, 2 for a usage or config problem.`,
 		Example: `  # Reproduce the latest run exactly, offline
@@ -70,20 +73,23 @@ type divergenceJSON struct {
 	Diff    string `json:"diff,omitempty"`
 }
 
+// replayJSON is the output of replay -o json.
 type replayJSON struct {
 	RunID      string          `json:"run_id"`
+	Dir        string          `json:"dir"`
 	ReplayOf   string          `json:"replay_of"`
 	Status     logs.Status     `json:"status"`
 	Error      string          `json:"error,omitempty"`
 	Calls      int             `json:"calls"`
 	Recorded   int             `json:"recorded"`
 	Divergence *divergenceJSON `json:"divergence"`
-	// As lllm run -o json has them: the replay's result, and its calls'
-	// tokens and cost, which for calls served from the recording are the
-	// recorded ones (the replay itself spends nothing).
-	Result json.RawMessage `json:"result"`
-	Tokens tokensJSON      `json:"tokens"`
-	Cost   float64         `json:"cost"`
+	// As lllm run -o json has them: the replay's result, its calls' cost
+	// (the log's cost object), which for calls served from the recording
+	// is the recorded one (the replay itself spends nothing), and its
+	// duration.
+	Result     json.RawMessage `json:"result"`
+	Cost       dialog.Cost     `json:"cost"`
+	DurationMS float64         `json:"duration_ms"`
 }
 
 func runReplay(cmd *cobra.Command, o *replayOptions, ref string) error {
@@ -115,9 +121,8 @@ func runReplay(cmd *cobra.Command, o *replayOptions, ref string) error {
 	res, d := rep.Run, rep.Divergence
 	out := newOutput(cmd)
 	if o.format.value == "json" {
-		in, outTok := res.Totals.Cost.InputTokens, res.Totals.Cost.OutputTokens
-		j := replayJSON{RunID: res.RunID, ReplayOf: run.ID, Status: res.Status, Error: res.Error, Calls: rep.Calls, Recorded: rep.Recorded,
-			Result: res.Result, Tokens: tokensJSON{Input: in, Output: outTok, Total: in + outTok}, Cost: res.Totals.Cost.USD}
+		j := replayJSON{RunID: res.RunID, Dir: res.Dir, ReplayOf: run.ID, Status: res.Status, Error: res.Error, Calls: rep.Calls, Recorded: rep.Recorded,
+			Result: res.Result, Cost: res.Totals.Cost, DurationMS: res.Totals.DurationMS}
 		if d != nil {
 			j.Divergence = &divergenceJSON{Agent: d.Agent, Dialog: d.Dialog, Call: d.Turn, Attempt: d.Attempt, Reason: d.Reason, Diff: d.Diff}
 		}

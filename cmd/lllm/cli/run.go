@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/logs"
 	"github.com/lllm-go/lllm/runtime/config"
 	"github.com/lllm-go/lllm/sweep"
@@ -59,8 +60,11 @@ cancels the rest unless --keep-going. Each run is labelled task_line (its
 line in the file) and, when the line has an id, task_id: lllm runs
 --label task_line lists the runs of batches.
 
--o json prints one JSON object per run ({run_id, status, result, error,
-tokens: {input, output, total}, cost}), an array of them for --tasks.
+-o json prints one JSON object per run ({run_id, dir, status, result,
+error, cost, duration_ms}), an array of them for --tasks, where each also
+has the task_id of its line when the line has an id. cost is the run log's
+cost object: input_tokens, cached_input_tokens, cache_write_tokens,
+output_tokens, reasoning_tokens and usd, each left out when zero.
 
 The exit code is 0 when every run succeeded, 1 when a run failed or was
 cancelled (Ctrl-C cancels cleanly: the log is finished and marked
@@ -359,28 +363,23 @@ func statusCounts(count map[logs.Status]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// resultJSON is one run in the output of run -o json.
+// resultJSON is one run in the output of run -o json, in the run log's
+// vocabulary: its cost is the log's cost object (run_end.totals.cost) and
+// its duration is in milliseconds.
 type resultJSON struct {
-	ID     string          `json:"id,omitempty"` // the task's id in the tasks file
-	RunID  string          `json:"run_id"`
-	Dir    string          `json:"dir,omitempty"`
-	Status string          `json:"status"`
-	Result json.RawMessage `json:"result"`
-	Error  string          `json:"error"`
-	Tokens tokensJSON      `json:"tokens"`
-	Cost   float64         `json:"cost"`
+	TaskID     string          `json:"task_id,omitempty"` // the task's id in the tasks file
+	RunID      string          `json:"run_id"`
+	Dir        string          `json:"dir,omitempty"`
+	Status     string          `json:"status"`
+	Result     json.RawMessage `json:"result"`
+	Error      string          `json:"error"`
+	Cost       dialog.Cost     `json:"cost"`
+	DurationMS float64         `json:"duration_ms"`
 }
 
-type tokensJSON struct {
-	Input  int `json:"input"`
-	Output int `json:"output"`
-	Total  int `json:"total"`
-}
-
-func toResultJSON(r *tactics.Result, id string) resultJSON {
-	in, out := r.Totals.Cost.InputTokens, r.Totals.Cost.OutputTokens
-	return resultJSON{ID: id, RunID: r.RunID, Dir: r.Dir, Status: string(r.Status), Result: r.Result, Error: r.Error,
-		Tokens: tokensJSON{Input: in, Output: out, Total: in + out}, Cost: r.Totals.Cost.USD}
+func toResultJSON(r *tactics.Result, taskID string) resultJSON {
+	return resultJSON{TaskID: taskID, RunID: r.RunID, Dir: r.Dir, Status: string(r.Status), Result: r.Result, Error: r.Error,
+		Cost: r.Totals.Cost, DurationMS: r.Totals.DurationMS}
 }
 
 // writeResultText prints a result: a JSON string as its text, anything

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/logs"
 )
 
@@ -90,15 +91,14 @@ func TestRunJSONAndSet(t *testing.T) {
 		Status string          `json:"status"`
 		Result json.RawMessage `json:"result"`
 		Error  *string         `json:"error"`
-		Tokens struct{ Input, Output, Total int }
-		Cost   *float64 `json:"cost"`
+		Cost   *dialog.Cost    `json:"cost"`
 	}
 	o := decodeJSON[out](t, r.stdout)
 	if o.Status != "ok" || string(o.Result) != `"{\"answer\": 42}"` || o.Error == nil || *o.Error != "" || o.Cost == nil {
 		t.Fatalf("output %+v\n%s", o, r.stdout)
 	}
-	if o.Tokens.Input == 0 || o.Tokens.Output == 0 || o.Tokens.Total != o.Tokens.Input+o.Tokens.Output {
-		t.Fatalf("tokens %+v", o.Tokens)
+	if o.Cost.InputTokens == 0 || o.Cost.OutputTokens == 0 {
+		t.Fatalf("cost %+v", *o.Cost)
 	}
 	run, err := logs.Open(logDir, o.RunID)
 	if err != nil {
@@ -145,7 +145,7 @@ func TestRunTasks(t *testing.T) {
 		t.Fatalf("%v", r)
 	}
 	type out struct {
-		ID     string          `json:"id"`
+		TaskID string          `json:"task_id"`
 		RunID  string          `json:"run_id"`
 		Status string          `json:"status"`
 		Result json.RawMessage `json:"result"`
@@ -159,8 +159,8 @@ func TestRunTasks(t *testing.T) {
 			t.Errorf("result %d = %+v, want %s", i, list[i], want)
 		}
 	}
-	if list[1].ID != "b" || list[2].ID != "3" {
-		t.Errorf("ids %q %q", list[1].ID, list[2].ID)
+	if list[0].TaskID != "" || list[1].TaskID != "b" || list[2].TaskID != "3" {
+		t.Errorf("task ids %q %q %q", list[0].TaskID, list[1].TaskID, list[2].TaskID)
 	}
 	runs := lllm(t, "runs", "-o", "json", "--log-dir", logDir)
 	got := decodeJSON[[]runJSON](t, runs.stdout)
@@ -170,7 +170,7 @@ func TestRunTasks(t *testing.T) {
 	// Each run's log keeps its task's id, and every run its line.
 	ids, taskLines := map[string]string{}, map[string]string{}
 	for _, g := range got {
-		ids[g.ID], taskLines[g.ID] = g.Labels["task_id"], g.Labels["task_line"]
+		ids[g.RunID], taskLines[g.RunID] = g.Labels["task_id"], g.Labels["task_line"]
 	}
 	if ids[list[0].RunID] != "" || ids[list[1].RunID] != "b" || ids[list[2].RunID] != "3" {
 		t.Errorf("task_id labels by run %v", ids)
@@ -419,7 +419,7 @@ func TestBinaryRunAndRuns(t *testing.T) {
 	}
 	code, stdout, stderr = run("runs", "-o", "json", "--log-dir", logDir)
 	runs := decodeJSON[[]runJSON](t, stdout)
-	if code != 0 || len(runs) != 1 || runs[0].ID != res["run_id"] || runs[0].Status != "ok" || runs[0].Tactic != "chat" {
+	if code != 0 || len(runs) != 1 || runs[0].RunID != res["run_id"] || runs[0].Status != "ok" || runs[0].Tactic != "chat" {
 		t.Fatalf("runs: exit %d\n%s%s", code, stdout, stderr)
 	}
 	if code, _, stderr = run("run", cfg, "--task", "fail", "--log-dir", logDir); code != 1 || !strings.Contains(stderr, "failed") {

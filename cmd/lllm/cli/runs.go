@@ -75,7 +75,12 @@ When no run passes, nothing is listed and a note on stderr says how many
 runs were filtered out; with -o json, an empty array and no note.
 
 -o text, the default (table is another name for it), prints a table;
--o json prints an array of runs.
+-o json prints an array of runs, each {run_id, dir, tactic, status,
+started, ended, duration_ms, totals} as far as its log tells: started and
+ended in RFC 3339, totals those of its run_end record, with their cost
+object. A run also has its labels when it has some, failure (the error a
+failed run ended with) when it failed, and error (why its log could not be
+read) when it is unreadable.
 
 Only the first and last records of each log are read, the last only for
 runs that pass --tactic, --label and --since, so listing is fast whatever
@@ -96,7 +101,7 @@ the size of the runs.`,
   lllm runs --label task_line -o json
 
   # The ids of the failed runs under another log root
-  lllm runs --log-dir /data/logs --status failed -o json | jq -r '.[].id'`,
+  lllm runs --log-dir /data/logs --status failed -o json | jq -r '.[].run_id'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRuns(cmd, o)
@@ -118,9 +123,10 @@ the size of the runs.`,
 	return cmd
 }
 
-// runJSON is one run in the output of runs -o json.
+// runJSON is one run in the output of runs -o json, in the run log's
+// vocabulary: totals are its run_end record's, times RFC 3339.
 type runJSON struct {
-	ID         string       `json:"id"`
+	RunID      string       `json:"run_id"`
 	Dir        string       `json:"dir"`
 	Tactic     string       `json:"tactic,omitempty"`
 	Status     string       `json:"status"`
@@ -310,7 +316,7 @@ func runRuns(cmd *cobra.Command, o *runsOptions) error {
 }
 
 func toRunJSON(s logs.Summary) runJSON {
-	r := runJSON{ID: s.ID, Dir: s.Dir, Status: runStatus(s)}
+	r := runJSON{RunID: s.ID, Dir: s.Dir, Status: runStatus(s)}
 	if s.Err != nil {
 		r.Error = oneLine(s.Err.Error())
 	}

@@ -13,7 +13,7 @@ import (
 
 // servedRun is one run of lllm runs -o json, as these tests read it.
 type servedRun struct {
-	ID     string            `json:"id"`
+	ID     string            `json:"run_id"`
 	Tactic string            `json:"tactic"`
 	Status string            `json:"status"`
 	Labels map[string]string `json:"labels"`

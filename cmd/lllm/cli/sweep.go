@@ -43,7 +43,10 @@ a budget stop. After adding a scorer or changing a scorer's params, finished
 samples are re-scored from their run logs, without running the tactic
 again (only the scorers' own calls, such as a judge's, are made).
 With -o json the report has "cells" (one per cell) and "calls" (the model
-calls this invocation made: 0 when nothing was left).
+calls this invocation made: 0 when nothing was left). A cell's cost is the
+run log's cost object (input_tokens, output_tokens, usd); a cell with no
+finished sample has null means, standard errors and latencies, and "-" for
+them in the table.
 
 --set KEY.PATH=VALUE overrides a value of the base config before the axes
 apply (it changes every cell). --shard I/N runs a deterministic share of

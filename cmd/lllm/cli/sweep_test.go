@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lllm-go/lllm/dialog"
 )
 
 const exampleSweep = "../../../configs/sweep-example.yaml"
@@ -29,9 +31,8 @@ type sweepJSON struct {
 			Mean   float64 `json:"mean"`
 			StdErr float64 `json:"stderr"`
 		} `json:"scores"`
-		PassAtK   map[string]float64 `json:"pass_at_k"`
-		TokensIn  int                `json:"tokens_in"`
-		TokensOut int                `json:"tokens_out"`
+		PassAtK map[string]float64 `json:"pass_at_k"`
+		Cost    dialog.Cost        `json:"cost"`
 	} `json:"cells"`
 	Calls     int `json:"calls"`
 	CacheHits int `json:"cache_hits"`

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,11 +19,12 @@ import (
 
 type validateOptions struct {
 	*options
-	sets []string
+	sets   []string
+	format *enumValue
 }
 
 func newValidateCmd(opts *options) *cobra.Command {
-	o := &validateOptions{options: opts}
+	o := &validateOptions{options: opts, format: newEnum("text", "text", "json")}
 	cmd := &cobra.Command{
 		Use:   "validate CONFIG",
 		Short: "Check a config and report every problem in it",
@@ -37,6 +40,14 @@ everything it names as lllm sweep checks it before running.
 
 --set KEY.PATH=VALUE applies overrides first, as lllm run does.
 
+-o json prints one object on stdout, {config, kind, valid, problems},
+whether the config is valid or not: kind is tactic, serve or sweep, and
+problems a list, empty when valid. A problem is {where, file, line, column,
+path, message}, each part left out when unknown: where is FILE:LINE:COL as
+the text shows it, or --set KEY.PATH for an override, whose KEY.PATH is
+then its path. A valid config also has its tactic and agents, a valid
+sweep spec its cells and samples.
+
 The exit code is 0 when the config is valid, printing the tactic and its
 agents, and 2 when it is not.`,
 		Example: `  lllm validate configs/quickstart.yaml
@@ -45,7 +56,10 @@ agents, and 2 when it is not.`,
   lllm validate config.yaml --set global.model_name=openai/gpt-4o-mini
 
   # A sweep spec: its base config, dataset, axes and scorers
-  lllm validate configs/sweep-example.yaml`,
+  lllm validate configs/sweep-example.yaml
+
+  # The problems as JSON, for an editor or a script
+  lllm validate config.yaml -o json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			switch len(args) {
 			case 0:
@@ -60,17 +74,79 @@ agents, and 2 when it is not.`,
 		},
 	}
 	cmd.Flags().StringArrayVar(&o.sets, "set", nil, "override a config value, `KEY.PATH=VALUE` (repeatable)")
+	addFormatFlag(cmd, "output", o.format)
 	return cmd
+}
+
+// validationJSON is the output of validate -o json.
+type validationJSON struct {
+	Config string `json:"config"` // the file checked, as given
+	Kind   string `json:"kind"`   // tactic, serve or sweep
+	Valid  bool   `json:"valid"`
+	// Tactic and Agents are a valid config's; Cells and Samples a valid
+	// sweep spec's.
+	Tactic   string        `json:"tactic,omitempty"`
+	Agents   []string      `json:"agents,omitempty"`
+	Cells    int           `json:"cells,omitempty"`
+	Samples  int           `json:"samples,omitempty"`
+	Problems []problemJSON `json:"problems"`
+}
+
+// problemJSON is one problem of a config: where it is, as far as the
+// validator knows, and what it is.
+type problemJSON struct {
+	// Where is the place as the text output gives it: FILE:LINE:COL,
+	// FILE, or --set KEY.PATH.
+	Where  string `json:"where,omitempty"`
+	File   string `json:"file,omitempty"`
+	Line   int    `json:"line,omitempty"`
+	Column int    `json:"column,omitempty"`
+	// Path is the config key a --set names.
+	Path    string `json:"path,omitempty"`
+	Message string `json:"message"`
+}
+
+// problemAt matches the place a problem starts with: FILE:LINE: or
+// FILE:LINE:COL:.
+var problemAt = regexp.MustCompile(`^(.+?):(\d+)(?::(\d+))?: (.*)$`)
+
+// toProblem splits a problem into its place and its message, as its text
+// gives them: "FILE:LINE:COL: MESSAGE", "--set KEY.PATH: MESSAGE", or
+// "FILE: MESSAGE" for a file that exists; anything else is all message.
+func toProblem(err error) problemJSON {
+	text := oneLine(err.Error())
+	if m := problemAt.FindStringSubmatch(text); m != nil && !strings.Contains(m[1], ": ") && !strings.HasPrefix(m[1], "--set ") {
+		line, _ := strconv.Atoi(m[2])
+		col, _ := strconv.Atoi(m[3]) // 0 when there is none
+		where := m[1] + ":" + m[2]
+		if m[3] != "" {
+			where += ":" + m[3]
+		}
+		return problemJSON{Where: where, File: m[1], Line: line, Column: col, Message: m[4]}
+	}
+	if at, msg, ok := strings.Cut(text, ": "); ok {
+		if key, isSet := strings.CutPrefix(at, "--set "); isSet {
+			return problemJSON{Where: at, Path: key, Message: msg}
+		}
+		if fi, err := os.Stat(at); err == nil && fi.Mode().IsRegular() {
+			return problemJSON{Where: at, File: at, Message: msg}
+		}
+	}
+	return problemJSON{Message: text}
 }
 
 func runValidate(cmd *cobra.Command, o *validateOptions, path string) error {
 	if isSweepSpec(path) {
 		return validateSweep(cmd, o, path)
 	}
+	kind := "tactic"
+	if kindOf(path) == "serve" {
+		kind = "serve"
+	}
 	cfg, err := loadConfig(cmd, path, o.sets)
 	var xe *exitError
 	if errors.As(err, &xe) {
-		return reportProblems(cmd, path, xe.errs)
+		return reportProblems(cmd, o, path, kind, xe.errs)
 	}
 	if err != nil {
 		return err
@@ -79,8 +155,9 @@ func runValidate(cmd *cobra.Command, o *validateOptions, path string) error {
 	var agents []string
 	if cfg.TacticType == server.TacticType {
 		// lllm serve's agents: checked as lllm serve loads them.
+		kind = "serve"
 		if _, err := server.FromConfig(cmd.Context(), cfg); err != nil {
-			return reportProblems(cmd, path, problems(err))
+			return reportProblems(cmd, o, path, kind, problems(err))
 		}
 	} else if cfg.TacticType != "" {
 		// Everything Run checks, every problem at once: the tactic's
@@ -93,14 +170,21 @@ func runValidate(cmd *cobra.Command, o *validateOptions, path string) error {
 		errs = append(errs, config.Validate(cfg, agents)...)
 	}
 	if len(errs) > 0 {
-		return reportProblems(cmd, path, errs)
+		return reportProblems(cmd, o, path, kind, errs)
 	}
 	names := make([]string, 0, len(cfg.Agents))
 	for _, a := range cfg.Agents {
 		names = append(names, a.Name)
 	}
 	out := newOutput(cmd)
-	fmt.Fprintf(out, "%s: ok (tactic %s, agents %s)\n", path, cfg.TacticType, strings.Join(names, ", "))
+	if o.format.value == "json" {
+		if err := writeJSON(out, validationJSON{Config: path, Kind: kind, Valid: true, Tactic: cfg.TacticType, Agents: names,
+			Problems: []problemJSON{}}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(out, "%s: ok (tactic %s, agents %s)\n", path, cfg.TacticType, strings.Join(names, ", "))
+	}
 	return out.flush()
 }
 
@@ -161,22 +245,44 @@ func validateSweep(cmd *cobra.Command, o *validateOptions, path string) error {
 		if sw, err = sweep.New(cmd.Context(), spec, sweep.Options{Sets: o.sets, LogRoot: o.logDir}); err == nil {
 			plan := sw.Plan()
 			out := newOutput(cmd)
-			fmt.Fprintf(out, "%s: ok (sweep spec: %d cells, %d samples)\n", path, len(plan.Cells), plan.Samples)
+			if o.format.value == "json" {
+				if err := writeJSON(out, validationJSON{Config: path, Kind: "sweep", Valid: true, Cells: len(plan.Cells), Samples: plan.Samples,
+					Problems: []problemJSON{}}); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(out, "%s: ok (sweep spec: %d cells, %d samples)\n", path, len(plan.Cells), plan.Samples)
+			}
 			return out.flush()
 		}
 	}
 	if errors.As(err, new(*sweep.SpecError)) || errors.As(err, new(*tactics.ConfigError)) {
-		return reportProblems(cmd, path, problems(err))
+		return reportProblems(cmd, o, path, "sweep", problems(err))
 	}
 	return err
 }
 
-// reportProblems prints each problem on a line of stderr, then a count,
-// and exits with code 2.
-func reportProblems(cmd *cobra.Command, path string, errs []error) error {
+// reportProblems prints each problem on a line of stderr, or with -o json
+// all of them as a validationJSON on stdout; then a count on stderr, and
+// exits with code 2.
+func reportProblems(cmd *cobra.Command, o *validateOptions, path, kind string, errs []error) error {
 	w := cmd.ErrOrStderr()
-	for _, e := range errs {
-		fmt.Fprintln(w, oneLine(e.Error()))
+	if o.format.value == "json" {
+		v := validationJSON{Config: path, Kind: kind, Problems: make([]problemJSON, len(errs))}
+		for i, e := range errs {
+			v.Problems[i] = toProblem(e)
+		}
+		out := newOutput(cmd)
+		if err := writeJSON(out, v); err != nil {
+			return err
+		}
+		if err := out.flush(); err != nil {
+			return err
+		}
+	} else {
+		for _, e := range errs {
+			fmt.Fprintln(w, oneLine(e.Error()))
+		}
 	}
 	s := "s"
 	if len(errs) == 1 {

@@ -1,0 +1,431 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The CLI's -o json outputs share one vocabulary, the run log's: a run is
+// run_id, spending is the log's cost object, durations are *_ms and times
+// RFC 3339. These tests run every command that prints JSON about runs and
+// walk what it prints, so that an output added later that names things
+// otherwise is caught.
+
+// vocabConfig is a chat config on the mock provider, priced so that its
+// runs spend dollars as well as tokens.
+const vocabConfig = `tactic_type: chat
+global:
+  model_name: mock/demo
+agent_configs:
+  - name: assistant
+    system_prompt: You are concise.
+prices:
+  demo: {input: 1.5, output: 6}
+mock:
+  replies:
+    - text: "Paris."
+`
+
+// vocabRunID matches a run id, wherever it appears as a whole value.
+var vocabRunID = regexp.MustCompile(`^\d{8}T\d{6}\.\d{6}Z-[0-9a-f]{6}$`)
+
+// vocabDataKeys hold the user's data (a result, labels, a config path's
+// values, a parser's output), whose keys are not the CLI's to name.
+var vocabDataKeys = map[string]bool{
+	"result": true, "settings": true, "labels": true, "parsed": true, "metadata": true,
+	"arguments": true, "params": true, "task": true, "pass_at_k": true,
+}
+
+// vocabCostKeys are the fields of the run log's cost object (dialog.Cost).
+var vocabCostKeys = []string{"input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "reasoning_tokens", "usd"}
+
+// vocabBadKeys name what the vocabulary names otherwise.
+var vocabBadKeys = map[string]string{
+	"tokens":     "spending is cost, the log's cost object",
+	"tokens_in":  "input tokens are cost.input_tokens",
+	"tokens_out": "output tokens are cost.output_tokens",
+}
+
+// vocabProblems walks a decoded JSON value and returns where it departs
+// from the vocabulary. priced says every model call was priced, so that a
+// cost with tokens must have dollars too.
+func vocabProblems(v any, at, key string, priced bool) []string {
+	var bad []string
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			where := at + "." + k
+			if why, ok := vocabBadKeys[k]; ok {
+				bad = append(bad, fmt.Sprintf("%s: key %q: %s", where, k, why))
+			}
+			if k == "cost" || strings.HasSuffix(k, "_cost") {
+				bad = append(bad, vocabCost(x, where, priced)...)
+			}
+			if (strings.Contains(k, "duration") || strings.Contains(k, "latency")) && !strings.HasSuffix(k, "_ms") {
+				bad = append(bad, fmt.Sprintf("%s: a duration is NAME_ms, in milliseconds", where))
+			}
+			if strings.HasSuffix(k, "_ms") {
+				if _, isNumber := x.(float64); !isNumber && x != nil {
+					bad = append(bad, fmt.Sprintf("%s: %v is not a number of milliseconds", where, x))
+				}
+			}
+			if k == "started" || k == "ended" || k == "ts" {
+				if s, ok := x.(string); !ok || !vocabIsTime(s) {
+					bad = append(bad, fmt.Sprintf("%s: %v is not an RFC 3339 time", where, x))
+				}
+			}
+			if k == "n" && x == 0.0 {
+				bad = append(bad, vocabUnfinishedCell(v, at)...)
+			}
+			if vocabDataKeys[k] {
+				continue
+			}
+			bad = append(bad, vocabProblems(x, where, k, priced)...)
+		}
+	case []any:
+		for i, x := range v {
+			bad = append(bad, vocabProblems(x, fmt.Sprintf("%s[%d]", at, i), key, priced)...)
+		}
+	case string:
+		if vocabRunID.MatchString(v) && key != "run_id" && key != "replay_of" {
+			bad = append(bad, fmt.Sprintf("%s: the run %s is named by %q; a run is run_id", at, v, key))
+		}
+		if regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T`).MatchString(v) && !vocabIsTime(v) {
+			bad = append(bad, fmt.Sprintf("%s: time %q is not RFC 3339", at, v))
+		}
+	}
+	return bad
+}
+
+func vocabIsTime(s string) bool {
+	_, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil
+}
+
+// vocabCost checks a cost: the log's cost object, with dollars when it
+// has tokens and the calls were priced.
+func vocabCost(v any, at string, priced bool) []string {
+	c, ok := v.(map[string]any)
+	if !ok {
+		return []string{fmt.Sprintf("%s: cost %v is not the log's cost object", at, v)}
+	}
+	var bad []string
+	tokens := 0.0
+	for k, x := range c {
+		n, isNumber := x.(float64)
+		switch {
+		case !slices.Contains(vocabCostKeys, k):
+			bad = append(bad, fmt.Sprintf("%s.%s: not a field of the log's cost object", at, k))
+		case !isNumber:
+			bad = append(bad, fmt.Sprintf("%s.%s: %v is not a number", at, k, x))
+		case n == 0:
+			bad = append(bad, fmt.Sprintf("%s.%s: a zero field is left out", at, k))
+		case k != "usd":
+			tokens += n
+		}
+	}
+	if _, hasUSD := c["usd"]; priced && tokens > 0 && !hasUSD {
+		bad = append(bad, fmt.Sprintf("%s: %v tokens of priced calls and no usd", at, tokens))
+	}
+	return bad
+}
+
+// vocabUnfinishedCell checks a sweep cell with no finished sample: its
+// means, standard errors and latencies are null, not a 0 that reads as a
+// result.
+func vocabUnfinishedCell(cell map[string]any, at string) []string {
+	var bad []string
+	scores, _ := cell["scores"].([]any)
+	for i, s := range scores {
+		s, _ := s.(map[string]any)
+		for _, k := range []string{"mean", "stderr"} {
+			if x, ok := s[k]; !ok || x != nil {
+				bad = append(bad, fmt.Sprintf("%s.scores[%d].%s: %v in a cell with n 0, want null", at, i, k, x))
+			}
+		}
+	}
+	for _, k := range []string{"latency_p50_ms", "latency_p95_ms"} {
+		if x, ok := cell[k]; ok && x != nil {
+			bad = append(bad, fmt.Sprintf("%s.%s: %v in a cell with n 0, want null", at, k, x))
+		}
+	}
+	return bad
+}
+
+// vocabJSON runs lllm with args and -o json, checks it exits with code,
+// and returns the decoded output once it passes the vocabulary.
+func vocabJSON(t *testing.T, code int, args ...string) any {
+	t.Helper()
+	r := lllm(t, append(args, "-o", "json")...)
+	if r.code != code {
+		t.Fatalf("lllm %s: exit %d, want %d\n%v", strings.Join(args, " "), r.code, code, r)
+	}
+	var v any
+	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
+		t.Fatalf("lllm %s -o json: not JSON: %v\n%s", strings.Join(args, " "), err, r.stdout)
+	}
+	for _, p := range vocabProblems(v, "", "", true) {
+		t.Errorf("lllm %s -o json: %s", args[0], p)
+	}
+	return v
+}
+
+// vocabRunIDOf is the run_id of a decoded run object, which must have one.
+func vocabRunIDOf(t *testing.T, what string, v any) string {
+	t.Helper()
+	m, _ := v.(map[string]any)
+	id, _ := m["run_id"].(string)
+	if !vocabRunID.MatchString(id) {
+		t.Fatalf("%s: run_id %v is not a run id: %v", what, m["run_id"], v)
+	}
+	if _, ok := m["id"]; ok {
+		t.Errorf("%s: has an id besides its run_id: %v", what, v)
+	}
+	return id
+}
+
+// vocabUSD is cost.usd of a decoded object, 0 when it has none.
+func vocabUSD(v any) float64 {
+	m, _ := v.(map[string]any)
+	c, _ := m["cost"].(map[string]any)
+	usd, _ := c["usd"].(float64)
+	return usd
+}
+
+func TestVocabularyOfJSONOutputs(t *testing.T) {
+	cfg, logDir := writeConfig(t, vocabConfig)
+	dir := filepath.Dir(cfg)
+	ld := []string{"--log-dir", logDir}
+
+	// lllm run: one task, then a tasks file, whose ids are task_id.
+	one := vocabJSON(t, 0, append([]string{"run", cfg, "--task", "Capital of France?"}, ld...)...)
+	runID := vocabRunIDOf(t, "run", one)
+	if vocabUSD(one) <= 0 {
+		t.Errorf("run: a priced run has cost %v, want its usd", one.(map[string]any)["cost"])
+	}
+	if d, _ := one.(map[string]any)["dir"].(string); d != filepath.Join(logDir, runID) {
+		t.Errorf("run: dir %q, want %q", d, filepath.Join(logDir, runID))
+	}
+	tasks := filepath.Join(dir, "tasks.jsonl")
+	if err := os.WriteFile(tasks, []byte(`{"id": "a", "task": "Capital of France?"}`+"\n"+`{"task": "Hello?"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	many, _ := vocabJSON(t, 0, append([]string{"run", cfg, "--tasks", tasks}, ld...)...).([]any)
+	if len(many) != 2 {
+		t.Fatalf("run --tasks: %d results, want 2", len(many))
+	}
+	for i, r := range many {
+		vocabRunIDOf(t, fmt.Sprintf("run --tasks [%d]", i), r)
+	}
+	if id := many[0].(map[string]any)["task_id"]; id != "a" {
+		t.Errorf("run --tasks: the first task's task_id is %v, want a", id)
+	}
+
+	// lllm replay: its run, and the run it replays.
+	rep := vocabJSON(t, 0, append([]string{"replay", runID}, ld...)...)
+	if vocabRunIDOf(t, "replay", rep) == runID || rep.(map[string]any)["replay_of"] != runID {
+		t.Errorf("replay: want a run of its own replaying %s: %v", runID, rep)
+	}
+	if vocabUSD(rep) != vocabUSD(one) {
+		t.Errorf("replay: cost %v, want the recorded %v", rep.(map[string]any)["cost"], one.(map[string]any)["cost"])
+	}
+
+	// lllm runs: every run above, by run_id.
+	list, _ := vocabJSON(t, 0, append([]string{"runs"}, ld...)...).([]any)
+	if len(list) != 4 {
+		t.Fatalf("runs: %d runs, want 4", len(list))
+	}
+	var listed []string
+	for i, r := range list {
+		listed = append(listed, vocabRunIDOf(t, fmt.Sprintf("runs[%d]", i), r))
+	}
+	if !slices.Contains(listed, runID) {
+		t.Errorf("runs: %v does not list %s", listed, runID)
+	}
+
+	// lllm tree and show of the first run.
+	tree := vocabJSON(t, 0, append([]string{"tree", runID}, ld...)...)
+	if vocabRunIDOf(t, "tree", tree) != runID {
+		t.Errorf("tree: run_id is not %s", runID)
+	}
+	if shown, _ := vocabJSON(t, 0, append([]string{"show", runID}, ld...)...).([]any); len(shown) == 0 {
+		t.Errorf("show: no dialogs")
+	}
+
+	// lllm sweep, stopped by its budget after one sample so that a cell
+	// has none finished, then lllm sweep report of what it left.
+	if err := os.WriteFile(filepath.Join(dir, "rows.jsonl"), []byte(`{"id": 1, "input": "Capital of France?", "expected": "Paris."}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := filepath.Join(dir, "sweep.yaml")
+	if err := os.WriteFile(spec, []byte("name: vocab\nconfig: chat.yaml\ndataset: rows.jsonl\nscorers: [exact]\nconcurrency: 1\n"+
+		"budget: {max_tokens: 1}\naxes:\n  global.model_args.temperature: [0, 1]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	swept := vocabJSON(t, ExitError, append([]string{"sweep", spec}, ld...)...)
+	sweepDir := filepath.Join(logDir, "sweeps", "vocab")
+	reported := vocabJSON(t, 0, "sweep", "report", sweepDir)
+	for name, v := range map[string]any{"sweep": swept, "sweep report": reported} {
+		cells, _ := v.(map[string]any)["cells"].([]any)
+		var ns []float64
+		for _, c := range cells {
+			c := c.(map[string]any)
+			ns = append(ns, c["n"].(float64))
+			if c["n"].(float64) > 0 {
+				s := c["scores"].([]any)[0].(map[string]any)
+				if s["mean"] != 1.0 || vocabUSD(c) <= 0 || c["latency_p50_ms"] == nil {
+					t.Errorf("%s: a finished cell has %v", name, c)
+				}
+			}
+		}
+		if !slices.Equal(ns, []float64{1, 0}) {
+			t.Errorf("%s: cells with n %v, want 1 and 0 (the budget stops after one sample)", name, ns)
+		}
+	}
+	// In text, the unfinished cell's score and latencies are "-".
+	r := lllm(t, "sweep", "report", sweepDir)
+	var row []string
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if fs := strings.Fields(strings.ReplaceAll(l, "│", " ")); len(fs) > 2 && fs[0] == "1" && strings.HasPrefix(fs[1], "0/") {
+			row = fs
+		}
+	}
+	// temperature, n, exact, pass@1, tokens in, tokens out, cost, p50, p95, errors
+	if len(row) != 10 || row[2] != "-" || row[7] != "-" || row[8] != "-" {
+		t.Errorf("the unfinished cell's row is %q, want - for its score and latencies:\n%v", row, r)
+	}
+
+	// lllm validate and lllm version.
+	vocabJSON(t, 0, "validate", cfg)
+	vocabJSON(t, 0, "validate", spec, "--log-dir", logDir)
+	vocabJSON(t, ExitUsage, "validate", cfg, "--set", "global.modl_name=x")
+	vocabJSON(t, 0, "version")
+}
+
+// The walk catches what the vocabulary forbids, wherever it is nested.
+func TestVocabularyWalk(t *testing.T) {
+	for _, c := range []struct {
+		json string
+		want string // in the one problem found; "" for none
+	}{
+		{`{"run_id": "20261122T052011.659613Z-4c2769", "cost": {"input_tokens": 3, "usd": 0.1}, "duration_ms": 4}`, ""},
+		{`[{"id": "20261122T052011.659613Z-4c2769"}]`, `named by "id"`},
+		{`{"a": {"b": [{"tokens_in": 3}]}}`, `"tokens_in"`},
+		{`{"tokens": {"input": 1}}`, `"tokens"`},
+		{`{"cost": 0.5}`, "not the log's cost object"},
+		{`{"cells": [{"cost": {"input_tokens": 3}}]}`, "no usd"},
+		{`{"cost": {"input_tokens": 0, "usd": 1}}`, "zero field"},
+		{`{"call_cost": {"in": 1, "usd": 1}}`, "not a field"},
+		{`{"latency": 3}`, "NAME_ms"},
+		{`{"started": "2026-11-22 05:20"}`, "RFC 3339"},
+		{`{"n": 0, "scores": [{"name": "exact", "mean": 0, "stderr": null}]}`, "want null"},
+		{`{"n": 0, "scores": [{"name": "exact", "mean": null, "stderr": null}], "latency_p50_ms": null}`, ""},
+		{`{"result": {"id": "20261122T052011.659613Z-4c2769", "tokens": 1}}`, ""}, // the user's data
+	} {
+		var v any
+		if err := json.Unmarshal([]byte(c.json), &v); err != nil {
+			t.Fatal(err)
+		}
+		got := vocabProblems(v, "", "", true)
+		switch {
+		case c.want == "" && len(got) > 0:
+			t.Errorf("%s: %q, want no problem", c.json, got)
+		case c.want != "" && (len(got) != 1 || !strings.Contains(got[0], c.want)):
+			t.Errorf("%s: %q, want one problem with %q", c.json, got, c.want)
+		}
+	}
+}
+
+// lllm validate -o json gives each problem's place and message apart, as
+// the text gives them on a line, and still exits 2; a valid config is
+// valid with no problems.
+func TestValidateJSON(t *testing.T) {
+	cfg, _ := writeConfig(t, `tactic_type: best_of_n
+params: {n: 2, foo: 1}
+global:
+  model_name: mock/demo
+  context_manager: {type: windw}
+agent_configs:
+  - {name: solver, system_prompt: You solve.}
+  - {name: judge, system_prompt: You judge.}
+`)
+	text := lllm(t, "validate", cfg)
+	r := lllm(t, "validate", cfg, "-o", "json")
+	if r.code != ExitUsage || text.code != ExitUsage || !strings.HasSuffix(r.stderr, "lllm: "+cfg+": 2 problems\n") {
+		t.Fatalf("%v", r)
+	}
+	got := decodeJSON[validationJSON](t, r.stdout)
+	if got.Config != cfg || got.Kind != "tactic" || got.Valid || len(got.Problems) != 2 {
+		t.Fatalf("%+v", got)
+	}
+	// Each problem is a line of the text, taken apart.
+	lines := strings.Split(strings.TrimSuffix(text.stderr, "\n"), "\n")
+	for i, p := range got.Problems {
+		line := p.Message
+		if p.Where != "" {
+			line = p.Where + ": " + p.Message
+		}
+		if line != lines[i] {
+			t.Errorf("problem %d: %+v; the text says %q", i, p, lines[i])
+		}
+	}
+	if p := got.Problems[0]; p.File != cfg || p.Line != 2 || p.Column != 16 || p.Where != fmt.Sprintf("%s:2:16", cfg) ||
+		p.Message != `tactic best_of_n: unknown param "foo" (accepted: n)` {
+		t.Errorf("the param problem: %+v", p)
+	}
+	if p := got.Problems[1]; p.File != cfg || p.Line != 5 || !strings.Contains(p.Message, `unknown context manager type "windw"`) {
+		t.Errorf("the context manager problem: %+v", p)
+	}
+
+	// An override's problem is at its --set, with the key it sets.
+	r = lllm(t, "validate", cfg, "--set", "global.modl_name=x", "-o", "json")
+	got = decodeJSON[validationJSON](t, r.stdout)
+	if r.code != ExitUsage || len(got.Problems) != 1 {
+		t.Fatalf("%v", r)
+	}
+	if p := got.Problems[0]; p.Where != "--set global.modl_name" || p.Path != "global.modl_name" || p.File != "" || p.Line != 0 ||
+		!strings.HasPrefix(p.Message, `unknown key "modl_name" in global`) {
+		t.Errorf("the --set problem: %+v", p)
+	}
+
+	// Valid: the tactic and agents, and an empty list of problems.
+	r = lllm(t, "validate", "../../../configs/quickstart.yaml", "-o", "json")
+	ok := decodeJSON[map[string]any](t, r.stdout)
+	if r.code != 0 || ok["valid"] != true || ok["tactic"] != "best_of_n" || fmt.Sprint(ok["agents"]) != "[solver judge]" ||
+		ok["problems"] == nil || len(ok["problems"].([]any)) != 0 {
+		t.Errorf("%v", r)
+	}
+	// The text stays as it was.
+	if r := lllm(t, "validate", "../../../configs/quickstart.yaml"); r.stdout != "../../../configs/quickstart.yaml: ok (tactic best_of_n, agents solver, judge)\n" {
+		t.Errorf("%v", r)
+	}
+}
+
+// lllm version -o json has what the text shows, as fields.
+func TestVersionJSON(t *testing.T) {
+	text := lllm(t, "version")
+	r := lllm(t, "version", "-o", "json")
+	v := decodeJSON[versionJSON](t, r.stdout)
+	if r.code != 0 || v.Version == "" || v.Module != modulePath || v.GoVersion == "" || v.OS == "" || v.Arch == "" {
+		t.Fatalf("%v", r)
+	}
+	want := "lllm " + v.Version
+	if v.Commit != "" {
+		want += " (" + v.Commit[:min(len(v.Commit), 12)]
+		if v.Modified {
+			want += "-dirty"
+		}
+		want += ")"
+	}
+	want += "\n" + v.GoVersion + " " + v.OS + "/" + v.Arch + "\n"
+	if text.stdout != want {
+		t.Errorf("text %q, want %q from the JSON %s", text.stdout, want, r.stdout)
+	}
+}
