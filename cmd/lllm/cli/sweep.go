@@ -19,6 +19,7 @@ type sweepCmdOptions struct {
 	*options
 	sets        []string
 	dryRun      bool
+	rerunFailed bool
 	shard       string
 	concurrency int
 	format      *enumValue
@@ -41,7 +42,10 @@ there at once, so running the same sweep again runs only what is missing:
 after a crash, after adding an axis value (only the new cells run), or after
 a budget stop. After adding a scorer or changing a scorer's params, finished
 samples are re-scored from their run logs, without running the tactic
-again (only the scorers' own calls, such as a judge's, are made).
+again (only the scorers' own calls, such as a judge's, are made). A sample
+that failed on the provider runs again; one that failed in its tactic is
+final (it scores 0), unless --rerun-failed runs it again, as after a fix to
+the tactic's code, which no config setting shows.
 With -o json the report has "cells" (one per cell) and "calls" (the model
 calls this invocation made: 0 when nothing was left). A cell's cost is the
 run log's cost object (input_tokens, output_tokens, usd); a cell with no
@@ -67,6 +71,9 @@ found before anything runs. See docs/sweeps.md.`,
 
   # On a real provider, as markdown
   lllm sweep my-sweep.yaml --set global.model_name=openai/gpt-4o-mini -o markdown
+
+  # After fixing a bug in a tactic's code: run its failed samples again
+  lllm sweep my-sweep.yaml --rerun-failed
 
   # Shard 2 of 8 (a Slurm array: --shard $SLURM_ARRAY_TASK_ID/8), then merge
   lllm sweep my-sweep.yaml --shard 2/8
@@ -95,6 +102,7 @@ found before anything runs. See docs/sweeps.md.`,
 	fs := cmd.Flags()
 	fs.StringArrayVar(&o.sets, "set", nil, "override a base config value, `KEY.PATH=VALUE` (repeatable)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "list the cells and the model calls a run would make; run nothing")
+	fs.BoolVar(&o.rerunFailed, "rerun-failed", false, "run again the samples that failed in their tactic, which are otherwise final")
 	fs.StringVar(&o.shard, "shard", "", "run only shard `I/N` of the samples (I from 0 to N-1)")
 	fs.IntVar(&o.concurrency, "concurrency", 0, "samples at once, overriding the spec's concurrency")
 	_ = cmd.MarkFlagFilename("set")
@@ -108,7 +116,7 @@ func runSweep(cmd *cobra.Command, o *sweepCmdOptions, path string) error {
 		return err
 	}
 	ctx := cmd.Context()
-	sopts := sweep.Options{Sets: o.sets, LogRoot: o.logDir}
+	sopts := sweep.Options{Sets: o.sets, LogRoot: o.logDir, RerunFailed: o.rerunFailed}
 	if o.shard != "" {
 		sh, err := sweep.ParseShard(o.shard)
 		if err != nil {
