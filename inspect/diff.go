@@ -83,6 +83,10 @@ type Diff struct {
 	Config []Change `json:"config"`
 	// Result is set when the runs' results (run_end.result) differ.
 	Result *Change `json:"result,omitempty"`
+	// ResultChanges, when both results are JSON objects or arrays, are
+	// the values in them that differ, by path (as Config's), in path
+	// order.
+	ResultChanges []Change `json:"result_changes,omitempty"`
 	// Divergences are the places where the messages of matched dialogs
 	// differ, one per pair of dialogs, in the order A's log wrote them:
 	// the first is where the runs first went different ways.
@@ -220,6 +224,9 @@ func Compare(a, b *Tree) (*Diff, error) {
 	}
 	if ra, rb := result(a), result(b); ra != rb {
 		d.Result = &Change{A: ra, B: rb}
+		if xa, xb := rawResult(a), rawResult(b); structured(xa) && structured(xb) {
+			d.ResultChanges = jsonChanges(xa, xb)
+		}
 	}
 
 	keysA, keysB := Keys(a), Keys(b)
@@ -296,12 +303,22 @@ func Compare(a, b *Tree) (*Diff, error) {
 	return d, nil
 }
 
+// structured says whether raw is a JSON object or array.
+func structured(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && (raw[0] == '{' || raw[0] == '[')
+}
+
 // result is a run's result as compact JSON; empty without one.
-func result(t *Tree) string {
+func result(t *Tree) string { return compact(rawResult(t)) }
+
+// rawResult is a run's result (run_end.result); nil without one, as for a
+// run that never ended.
+func rawResult(t *Tree) json.RawMessage {
 	if t.End == nil {
-		return ""
+		return nil
 	}
-	return compact(t.End.Result)
+	return t.End.Result
 }
 
 func role(m *dialog.Message) string {
@@ -550,6 +567,9 @@ func flatten(raw json.RawMessage, path string, into map[string]string) {
 	into[path] = compact(raw)
 }
 
+// maxResultChanges is how many of a diff's ResultChanges its text shows.
+const maxResultChanges = 10
+
 // TextOptions are the choices of Diff.WriteText.
 type TextOptions struct {
 	// Max is how many divergences to show; 0 shows them all.
@@ -588,7 +608,17 @@ func (d *Diff) WriteText(w io.Writer, opts TextOptions) error {
 			fmt.Fprintf(&b, "  %s: %s → %s\n", c.Path, short(c.A), short(c.B))
 		}
 	}
-	if r := d.Result; r != nil {
+	switch r := d.Result; {
+	case len(d.ResultChanges) > 0:
+		b.WriteString("result:\n")
+		for i, c := range d.ResultChanges {
+			if i == maxResultChanges && len(d.ResultChanges) > maxResultChanges+1 {
+				fmt.Fprintf(&b, "  … and %d more (-o json has them all)\n", len(d.ResultChanges)-i)
+				break
+			}
+			fmt.Fprintf(&b, "  %s: %s → %s\n", c.Path, short(c.A), short(c.B))
+		}
+	case r != nil:
 		fmt.Fprintf(&b, "result: %s → %s\n", short(r.A), short(r.B))
 	}
 	writeDivergences(&b, d.Divergences, opts)

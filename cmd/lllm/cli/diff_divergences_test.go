@@ -154,7 +154,8 @@ func TestDiffEveryDivergence(t *testing.T) {
 		t.Fatalf("%v", r)
 	}
 	head := "A " + a + " (debate, ok)\nB " + b + " (debate, ok)\nconfig:\n"
-	result := "result: {\"verdict\":\"pro wins\""
+	result := "result:\n  reasoning: \"Pro was clearer. <verdict>pro wins</verdict>\" → \"Con was clearer. <verdict>con wins</verdict>\"\n" +
+		"  rounds.1.con: \"[C2] Mentoring needs a room.\" → \"[C2] Juniors learn by overhearing.\"\n  verdict: \"pro wins\" → \"con wins\"\n"
 	want := strings.Join(blocks, "") + "dialog "
 	if !strings.HasPrefix(r.stdout, head) || !strings.Contains(r.stdout, "\n"+result) || !strings.Contains(r.stdout, "\n"+want) ||
 		strings.Index(r.stdout, result) > strings.Index(r.stdout, want) || strings.Contains(r.stdout, "… and") {
