@@ -23,22 +23,27 @@ const (
 	maxPageBytes = 8 << 20
 )
 
-// runJSON is one run of GET /api/runs, and the head of GET /api/runs/{run}.
+// runJSON is one run of GET /api/runs, and the head of GET /api/runs/{run},
+// in the run log's vocabulary (the same object as lllm runs -o json): a run
+// is run_id and its directory dir, durations are *_ms, times RFC 3339, and
+// totals are its run_end record's, cost included.
 type runJSON struct {
-	ID         string            `json:"id"`
-	Tactic     string            `json:"tactic,omitempty"`
-	Status     string            `json:"status"`
-	Started    *time.Time        `json:"started,omitempty"`
-	Ended      *time.Time        `json:"ended,omitempty"`
-	DurationMS *float64          `json:"duration_ms,omitempty"`
-	Totals     *logs.Totals      `json:"totals,omitempty"`
-	Failure    string            `json:"failure,omitempty"` // the error the run ended with
-	Error      string            `json:"error,omitempty"`   // why its log cannot be read
-	Labels     map[string]string `json:"labels,omitempty"`
+	RunID      string       `json:"run_id"`
+	Dir        string       `json:"dir"`
+	Tactic     string       `json:"tactic,omitempty"`
+	Status     string       `json:"status"`
+	Started    *time.Time   `json:"started,omitempty"`
+	Ended      *time.Time   `json:"ended,omitempty"`
+	DurationMS *float64     `json:"duration_ms,omitempty"`
+	Totals     *logs.Totals `json:"totals,omitempty"`
+	// Error is the error a failed run ended with (run_end.error), or why
+	// an unreadable run's log cannot be read.
+	Error  string            `json:"error,omitempty"`
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
-func newRunJSON(id string, status logs.Status, start *logs.RunStart, started time.Time, end *logs.RunEnd, ended time.Time) runJSON {
-	j := runJSON{ID: id, Status: string(status)}
+func newRunJSON(id, dir string, status logs.Status, start *logs.RunStart, started time.Time, end *logs.RunEnd, ended time.Time) runJSON {
+	j := runJSON{RunID: id, Dir: dir, Status: string(status)}
 	if start != nil {
 		j.Tactic, j.Labels = start.Tactic, start.Labels
 	}
@@ -46,7 +51,7 @@ func newRunJSON(id string, status logs.Status, start *logs.RunStart, started tim
 		j.Started = &started
 	}
 	if end != nil {
-		j.Status, j.Failure = string(end.Status), end.Error
+		j.Status, j.Error = string(end.Status), end.Error
 		t := end.Totals
 		j.Totals = &t
 		d := t.DurationMS
@@ -68,11 +73,11 @@ func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) {
 	for _, s := range sums {
 		if st, err := os.Lstat(filepath.Join(s.Dir, logs.EventsFile)); err != nil || !st.Mode().IsRegular() {
 			// As for /api/runs/{run}: a symbolic link is not followed.
-			runs = append(runs, runJSON{ID: s.ID, Status: "unreadable",
+			runs = append(runs, runJSON{RunID: s.ID, Dir: s.Dir, Status: "unreadable",
 				Error: "its " + logs.EventsFile + " is not a regular file (symbolic links are not followed)"})
 			continue
 		}
-		j := newRunJSON(s.ID, s.Status(), s.Start, s.Started, s.End, s.Ended)
+		j := newRunJSON(s.ID, s.Dir, s.Status(), s.Start, s.Started, s.End, s.Ended)
 		if s.Err != nil {
 			j.Status, j.Error = "unreadable", s.Err.Error()
 		}
@@ -91,8 +96,11 @@ type runDetail struct {
 	Host      string            `json:"host,omitempty"`
 	Versions  map[string]string `json:"versions,omitempty"`
 	Result    json.RawMessage   `json:"result,omitempty"`
-	// Version changes whenever the log grows: the bytes indexed so far.
-	Version  int64    `json:"version"`
+	// IndexedBytes is how much of the log is indexed: every whole line.
+	// It changes whenever the log grows, so a client polls it. (Not
+	// "version": in the log, that is run_start's format version.)
+	IndexedBytes int64 `json:"indexed_bytes"`
+	// Bytes is the log's size, a line still being written included.
 	Bytes    int64    `json:"bytes"`
 	Records  int      `json:"records"`
 	Dialogs  int      `json:"dialogs"`
@@ -111,8 +119,8 @@ func (h *Handler) getRun(w http.ResponseWriter, r *http.Request) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	d := runDetail{
-		runJSON: newRunJSON(id, ix.status(), ix.start, ix.started, ix.end, ix.ended),
-		Version: ix.scanned, Bytes: ix.scanned + ix.pending, Records: ix.records,
+		runJSON:      newRunJSON(id, filepath.Join(h.root, id), ix.status(), ix.start, ix.started, ix.end, ix.ended),
+		IndexedBytes: ix.scanned, Bytes: ix.scanned + ix.pending, Records: ix.records,
 		Dialogs: len(ix.nodes), Roots: len(ix.roots), Messages: ix.messages,
 		Warnings: append([]string{}, ix.warnings...),
 	}
@@ -272,13 +280,15 @@ type messageJSON struct {
 	Index int `json:"index"`
 	// Dialog is the dialog whose record holds the message: an ancestor's
 	// for the messages a fork started with (Inherited).
-	Dialog    string          `json:"dialog"`
-	Inherited bool            `json:"inherited"`
-	Seq       int64           `json:"seq"`
-	Time      time.Time       `json:"ts"`
-	Prompt    string          `json:"prompt,omitempty"`
-	Message   json.RawMessage `json:"message,omitempty"`
-	Error     string          `json:"error,omitempty"` // why the record could not be read
+	Dialog    string `json:"dialog"`
+	Inherited bool   `json:"inherited"`
+	// Seq and Time are the record's; both are left out for a message
+	// whose record could not be read.
+	Seq     int64           `json:"seq,omitzero"`
+	Time    time.Time       `json:"ts,omitzero"`
+	Prompt  string          `json:"prompt,omitempty"`
+	Message json.RawMessage `json:"message,omitempty"`
+	Error   string          `json:"error,omitempty"` // why the record could not be read
 }
 
 // messagePage is GET /api/runs/{run}/dialogs/{dialog}/messages.

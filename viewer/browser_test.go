@@ -125,10 +125,20 @@ func TestBrowserWalkthrough(t *testing.T) {
 	do(t, ctx, "sorting by tactic", chromedp.Click(chromedp.CSS(`th[data-key="tactic"]`)))
 	waitFor(t, ctx, "runs sorted by tactic", `[...document.querySelectorAll('tr.run-row')].map(r => r.dataset.tactic).join() === 'best_of_n,retrying,vision'`)
 
+	// The text filter finds a run by the end of its run_id.
+	setText := `(v) => { const i = document.querySelector('#filter-text'); i.value = v; i.dispatchEvent(new Event('input')); return i.value === v; }`
+	evalBool(t, ctx, `(`+setText+`)('`+f.retries[len(f.retries)-6:]+`')`)
+	waitFor(t, ctx, "the run with that run_id", `document.querySelectorAll('tr.run-row').length === 1 && document.querySelector('tr.run-row').dataset.run === '`+f.retries+`'`)
+	evalBool(t, ctx, `(`+setText+`)('')`)
+	waitFor(t, ctx, "three runs again", `document.querySelectorAll('tr.run-row').length === 3`)
+
 	// Click the best_of_n run, expand the solver's root, click try2.
 	do(t, ctx, "opening the run",
 		chromedp.Click(chromedp.CSS(`tr.run-row[data-run="`+f.bestOfN+`"] a.run-link`)),
 		chromedp.WaitVisible(chromedp.CSS(`#tree li.node`)))
+	// The head names the run by its run_id, with its dir on hover.
+	waitFor(t, ctx, "the run's head", fmt.Sprintf(`(() => { const h = document.querySelector('#run-head h2'); return h.textContent === %q && h.title === %q; })()`,
+		f.bestOfN, filepath.Join(f.root, f.bestOfN)))
 	solver := evalString(t, ctx, `document.querySelector('#tree li.node').dataset.id`)
 	do(t, ctx, "expanding the solver's dialog",
 		chromedp.Click(chromedp.CSS(`#tree li[data-id="`+solver+`"] > .node-row > button.toggle`)),

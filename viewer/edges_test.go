@@ -248,7 +248,7 @@ func TestEdgeRichRunMatchesRunEnd(t *testing.T) {
 	tot := *rd.Totals
 	data := must(os.ReadFile(run.Path()))
 	if rd.Dialogs != tot.Dialogs || rd.Messages != tot.Messages || rd.Records != bytes.Count(data, []byte("\n")) ||
-		rd.Bytes != int64(len(data)) || rd.Version != int64(len(data)) || len(rd.Warnings) != 0 {
+		rd.Bytes != int64(len(data)) || rd.IndexedBytes != int64(len(data)) || len(rd.Warnings) != 0 {
 		t.Errorf("run detail %+v; run_end totals %+v, %d lines", rd, tot, bytes.Count(data, []byte("\n")))
 	}
 	nodes := edgeWalk(t, h, run.ID)
@@ -310,7 +310,7 @@ func TestEdgeLiveAppendsInPieces(t *testing.T) {
 		var rd runDetail
 		get(t, h, base, 200, &rd)
 		whole := int64(bytes.LastIndexByte(must(os.ReadFile(path)), '\n') + 1)
-		if rd.Messages != s.msgs || rd.Dialogs != s.dialogs || rd.Version != whole || rd.Bytes != size ||
+		if rd.Messages != s.msgs || rd.Dialogs != s.dialogs || rd.IndexedBytes != whole || rd.Bytes != size ||
 			(len(rd.Warnings) == 1) != s.pending || rd.Status != "running" {
 			t.Fatalf("step %d: %+v", i, rd)
 		}

@@ -55,12 +55,12 @@ func TestRunsList(t *testing.T) {
 	}
 	byID := map[string]runJSON{}
 	for _, r := range got.Runs {
-		byID[r.ID] = r
+		byID[r.RunID] = r
 	}
 	if r := byID[f.bestOfN]; r.Tactic != "best_of_n" || r.Status != "ok" || r.Totals == nil || r.Totals.Dialogs != 9 {
 		t.Fatalf("best_of_n run = %+v", r)
 	}
-	if r := byID[f.images]; r.Status != "failed" || r.Failure != "the judge was not reached" {
+	if r := byID[f.images]; r.Status != "failed" || r.Error != "the judge was not reached" {
 		t.Fatalf("images run = %+v", r)
 	}
 }
@@ -333,7 +333,7 @@ func TestBrokenLogs(t *testing.T) {
 	get(t, h, "/api/runs", 200, &runs)
 	status := map[string]runJSON{}
 	for _, r := range runs.Runs {
-		status[r.ID] = r
+		status[r.RunID] = r
 	}
 	if r := status["newer"]; r.Status != "unreadable" || !strings.Contains(r.Error, "2.0") {
 		t.Fatalf("newer run in the list: %+v", r)
@@ -374,13 +374,13 @@ func TestLiveRunAndTornLine(t *testing.T) {
 	if rd.Status != "running" || rd.Messages != 1 || rd.Dialogs != 1 || len(rd.Warnings) != 0 {
 		t.Fatalf("running run: %+v", rd)
 	}
-	v1 := rd.Version
+	v1 := rd.IndexedBytes
 
 	// Half a record, as a reader sees a write in progress.
 	rec := `{"seq":4,"ts":"2026-01-01T00:00:00Z","kind":"message","dialog":"` + d.ID() + `","index":1,"message":{"role":"user","content":"second"}}` + "\n"
 	appendLine(t, root, run.ID, rec[:40])
 	get(t, h, base, 200, &rd)
-	if rd.Messages != 1 || rd.Version != v1 || len(rd.Warnings) != 1 || !strings.Contains(rd.Warnings[0], "incomplete") {
+	if rd.Messages != 1 || rd.IndexedBytes != v1 || len(rd.Warnings) != 1 || !strings.Contains(rd.Warnings[0], "incomplete") {
 		t.Fatalf("with a torn last line: %+v", rd)
 	}
 	var p messagePage
@@ -390,7 +390,7 @@ func TestLiveRunAndTornLine(t *testing.T) {
 	}
 	appendLine(t, root, run.ID, rec[40:])
 	get(t, h, base, 200, &rd)
-	if rd.Messages != 2 || rd.Version <= v1 || len(rd.Warnings) != 0 {
+	if rd.Messages != 2 || rd.IndexedBytes <= v1 || len(rd.Warnings) != 0 {
 		t.Fatalf("after the line was finished: %+v", rd)
 	}
 	get(t, h, base+"/dialogs/"+d.ID()+"/messages?offset=1", 200, &p)

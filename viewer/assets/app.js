@@ -106,7 +106,7 @@ function route() {
   const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
   let next;
   if (parts[0] === 'run' && parts[1]) {
-    if (page instanceof RunView && page.id === parts[1]) {
+    if (page instanceof RunView && page.runId === parts[1]) {
       page.select(parts[2] === 'dialog' ? parts[3] : null).catch(showError);
       return;
     }
@@ -125,7 +125,7 @@ window.addEventListener('DOMContentLoaded', route);
 // ---- runs list -------------------------------------------------------------
 
 const RUN_COLUMNS = [
-  { key: 'id', title: 'Run', value: (r) => r.id },
+  { key: 'run_id', title: 'Run', value: (r) => r.run_id },
   { key: 'tactic', title: 'Tactic', value: (r) => r.tactic || '' },
   { key: 'status', title: 'Status', value: (r) => r.status },
   { key: 'started', title: 'Started', value: (r) => r.started || '' },
@@ -196,7 +196,7 @@ class RunsView {
     const rows = this.runs.filter((r) =>
       (!f.tactic || r.tactic === f.tactic) &&
       (!f.status || r.status === f.status) &&
-      (!f.text || r.id.toLowerCase().includes(f.text) ||
+      (!f.text || r.run_id.toLowerCase().includes(f.text) ||
         Object.entries(r.labels || {}).some(([k, v]) => `${k}=${v}`.toLowerCase().includes(f.text))));
     rows.sort((a, b) => {
       const x = col.value(a), y = col.value(b);
@@ -211,10 +211,10 @@ class RunsView {
       },
       text: c.title,
     })));
-    const body = rows.map((r) => el('tr', { class: 'run-row', dataset: { run: r.id, tactic: r.tactic || '', status: r.status } },
-      el('td', { class: 'mono' }, el('a', { class: 'run-link', href: `#/run/${enc(r.id)}`, text: r.id })),
+    const body = rows.map((r) => el('tr', { class: 'run-row', dataset: { run: r.run_id, tactic: r.tactic || '', status: r.status } },
+      el('td', { class: 'mono' }, el('a', { class: 'run-link', href: `#/run/${enc(r.run_id)}`, text: r.run_id, title: r.dir })),
       el('td', { text: r.tactic || '' }),
-      el('td', { title: r.error || r.failure || null }, statusBadge(r.status)),
+      el('td', { title: r.error || null }, statusBadge(r.status)),
       el('td', { text: fmtTime(r.started) }),
       el('td', { class: 'num', text: fmtDuration(r.duration_ms) }),
       el('td', { class: 'num', text: r.totals ? r.totals.dialogs : '' }),
@@ -230,18 +230,18 @@ class RunsView {
 // ---- run page --------------------------------------------------------------
 
 class RunView {
-  constructor(id, dialogId) {
-    this.id = id;
+  constructor(runId, dialogId) {
+    this.runId = runId;
     this.dialogId = dialogId || null;
-    this.version = -1;
+    this.indexed = -1; // the run's indexed_bytes when last shown
     this.timer = null;
     this.nodes = new Map(); // dialog id -> tree item state
   }
 
-  base() { return `api/runs/${enc(this.id)}`; }
+  base() { return `api/runs/${enc(this.runId)}`; }
 
   async start() {
-    setCrumbs({ text: 'runs', href: '#/' }, { text: this.id });
+    setCrumbs({ text: 'runs', href: '#/' }, { text: this.runId });
     this.head = el('div', { id: 'run-head' });
     this.tree = el('div', { id: 'tree' });
     this.right = el('div', { id: 'right' });
@@ -265,7 +265,7 @@ class RunView {
   }
 
   schedule(run) {
-    this.version = run.version;
+    this.indexed = run.indexed_bytes;
     const live = run.status === 'running';
     document.getElementById('live').hidden = !live;
     if (live && !this.stopped) this.timer = setTimeout(() => this.poll(), LIVE_MS);
@@ -275,7 +275,7 @@ class RunView {
     try {
       const run = await api(this.base());
       if (this.stopped) return;
-      if (run.version !== this.version) {
+      if (run.indexed_bytes !== this.indexed) {
         this.renderHead(run);
         await this.refreshList(this.rootList);
         if (this.transcript) await this.transcript.refresh();
@@ -298,9 +298,9 @@ class RunView {
       el('span', { id: 'run-counts', text: `${run.dialogs} dialogs · ${run.messages} messages · ${run.records} records` }),
       t ? el('span', { text: `${t.model_calls} model calls · ${tokens(t.cost)} tokens ${fmtUSD(t.cost.usd)}` }) : null);
     fill(this.head, 
-      el('h2', { class: 'mono', text: run.id }),
+      el('h2', { class: 'mono', text: run.run_id, title: run.dir }),
       facts,
-      run.failure ? el('div', { class: 'error', text: run.failure }) : null,
+      run.error ? el('div', { class: 'error', text: run.error }) : null,
       ...(run.warnings || []).map((w) => el('div', { class: 'warning', text: w })),
       run.task !== undefined ? el('details', {}, el('summary', { text: 'task' }), el('pre', { text: jsonText(run.task) })) : null,
       run.result !== undefined ? el('details', {}, el('summary', { text: 'result' }), el('pre', { text: jsonText(run.result) })) : null,
@@ -350,7 +350,7 @@ class RunView {
   addItem(list, n) {
     const it = { node: n, open: false, children: null };
     it.toggle = el('button', { class: 'toggle', 'aria-label': 'expand', onclick: () => this.toggle(it).catch(showError) });
-    it.label = el('a', { class: 'node-label', href: `#/run/${enc(this.id)}/dialog/${enc(n.id)}` });
+    it.label = el('a', { class: 'node-label', href: `#/run/${enc(this.runId)}/dialog/${enc(n.id)}` });
     it.row = el('div', { class: 'node-row' }, it.toggle, it.label);
     it.li = el('li', { class: 'node', role: 'treeitem', dataset: { id: n.id } }, it.row);
     this.updateItem(it, n);
@@ -417,7 +417,7 @@ class RunView {
     this.dialogId = dialogId;
     if (this.transcript) this.transcript.stop();
     this.transcript = null;
-    setCrumbs({ text: 'runs', href: '#/' }, { text: this.id, href: `#/run/${enc(this.id)}` }, dialogId ? { text: short(dialogId) } : null);
+    setCrumbs({ text: 'runs', href: '#/' }, { text: this.runId, href: `#/run/${enc(this.runId)}` }, dialogId ? { text: short(dialogId) } : null);
     if (!dialogId) {
       this.right.replaceChildren(el('p', { class: 'muted', id: 'pick', text: 'Pick a dialog in the tree to read its transcript.' }));
       return;
@@ -435,14 +435,14 @@ class RunView {
 class Transcript {
   constructor(run, dialogId) {
     this.run = run;
-    this.id = dialogId;
+    this.dialogId = dialogId;
     this.start_ = 0; // index of the first rendered message
     this.end = 0;    // index after the last rendered message
     this.total = 0;
     this.loading = false;
   }
 
-  base() { return `${this.run.base()}/dialogs/${enc(this.id)}`; }
+  base() { return `${this.run.base()}/dialogs/${enc(this.dialogId)}`; }
 
   async start() {
     const right = this.run.right;
@@ -456,7 +456,7 @@ class Transcript {
     this.earlier = el('button', { id: 'load-earlier', text: 'load earlier messages', hidden: true, onclick: () => this.loadEarlier() });
     this.list = el('ol', { id: 'messages' });
     this.more = el('button', { id: 'load-more', text: 'load more', hidden: true, onclick: () => this.loadMore() });
-    this.box = el('div', { id: 'transcript', dataset: { dialog: this.id } }, this.headBox, this.pager, this.earlier, this.list, this.more);
+    this.box = el('div', { id: 'transcript', dataset: { dialog: this.dialogId } }, this.headBox, this.pager, this.earlier, this.list, this.more);
     right.replaceChildren(this.box);
     right.scrollTop = 0;
     this.observer = new IntersectionObserver((es) => {
@@ -483,7 +483,7 @@ class Transcript {
   renderHead(info) {
     const n = info.node;
     this.total = n.messages;
-    const path = info.ancestors.map((a) => el('a', { href: `#/run/${enc(this.run.id)}/dialog/${enc(a.id)}`, text: `${short(a.id)} ${a.alias || a.owner}` }));
+    const path = info.ancestors.map((a) => el('a', { href: `#/run/${enc(this.run.runId)}/dialog/${enc(a.id)}`, text: `${short(a.id)} ${a.alias || a.owner}` }));
     fill(this.headBox, 
       el('h3', {}, el('span', { class: 'mono', text: short(n.id) }), ` ${n.owner}`, n.alias ? ` · ${n.alias}` : ''),
       el('div', { class: 'facts' },
@@ -514,7 +514,7 @@ class Transcript {
       const p = await this.fetchPage(this.end);
       if (this.stopped) return;
       this.total = p.total;
-      for (const m of p.messages) this.list.append(renderMessage(m, this.run.id));
+      for (const m of p.messages) this.list.append(renderMessage(m, this.run.runId));
       this.end = p.next;
       // Keep the page light: drop the oldest rendered messages.
       while (this.list.children.length > MAX_RENDERED) {
@@ -539,7 +539,7 @@ class Transcript {
       let last = from;
       for (const m of p.messages) {
         if (m.index >= this.start_) break;
-        frag.append(renderMessage(m, this.run.id));
+        frag.append(renderMessage(m, this.run.runId));
         last = m.index + 1;
       }
       this.list.prepend(frag);

@@ -509,10 +509,10 @@ func TestRuns(t *testing.T) {
 
 	r = lllm(t, "runs", "--log-dir", root, "-o", "json")
 	var got []struct {
-		RunID                               string `json:"run_id"`
-		Dir, Tactic, Status, Failure, Error string
-		DurationMS                          *float64 `json:"duration_ms"`
-		Totals                              *logs.Totals
+		RunID                      string `json:"run_id"`
+		Dir, Tactic, Status, Error string
+		DurationMS                 *float64 `json:"duration_ms"`
+		Totals                     *logs.Totals
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 		t.Fatalf("not JSON: %v\n%v", err, r)
@@ -524,7 +524,7 @@ func TestRuns(t *testing.T) {
 		g.Totals.Dialogs != 5 || g.Totals.Cost.USD != 0.0017 || g.DurationMS == nil || g.Dir != filepath.Join(root, ok.runID) {
 		t.Errorf("ok run %+v", g)
 	}
-	if g := got[1]; g.Status != "failed" || g.Failure != "boom" {
+	if g := got[1]; g.Status != "failed" || g.Error != "boom" {
 		t.Errorf("failed run %+v", g)
 	}
 	if g := got[2]; g.Status != "running" || g.Totals != nil || g.DurationMS != nil {

@@ -78,9 +78,9 @@ runs were filtered out; with -o json, an empty array and no note.
 -o json prints an array of runs, each {run_id, dir, tactic, status,
 started, ended, duration_ms, totals} as far as its log tells: started and
 ended in RFC 3339, totals those of its run_end record, with their cost
-object. A run also has its labels when it has some, failure (the error a
-failed run ended with) when it failed, and error (why its log could not be
-read) when it is unreadable.
+object. A run also has its labels when it has some, and error when it
+failed (the error it ended with, run_end.error) or is unreadable (why its
+log could not be read).
 
 Only the first and last records of each log are read, the last only for
 runs that pass --tactic, --label and --since, so listing is fast whatever
@@ -134,9 +134,8 @@ type runJSON struct {
 	Ended      *time.Time   `json:"ended,omitempty"`
 	DurationMS *float64     `json:"duration_ms,omitempty"`
 	Totals     *logs.Totals `json:"totals,omitempty"`
-	// Failure is the error the run ended with, if it failed.
-	Failure string `json:"failure,omitempty"`
-	// Error is why the run's log could not be read, if it could not.
+	// Error is the error a failed run ended with, or why an unreadable
+	// run's log could not be read.
 	Error  string            `json:"error,omitempty"`
 	Labels map[string]string `json:"labels,omitempty"`
 }
@@ -330,7 +329,10 @@ func toRunJSON(s logs.Summary) runJSON {
 	if s.End != nil {
 		t, ms := s.Ended, float64(s.Ended.Sub(s.Started))/float64(time.Millisecond)
 		totals := s.End.Totals
-		r.Ended, r.DurationMS, r.Totals, r.Failure = &t, &ms, &totals, s.End.Error
+		r.Ended, r.DurationMS, r.Totals = &t, &ms, &totals
+		if s.End.Error != "" {
+			r.Error = s.End.Error
+		}
 	}
 	return r
 }

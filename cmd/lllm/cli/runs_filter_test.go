@@ -217,7 +217,7 @@ func TestRunsFilterJSONFields(t *testing.T) {
 		t.Fatalf("%v\n%v", err, r)
 	}
 	g := got[0]
-	if g.RunID != f.failed || g.Status != "failed" || g.Failure != "boom" || g.Tactic != "debate" ||
+	if g.RunID != f.failed || g.Status != "failed" || g.Error != "boom" || g.Tactic != "debate" ||
 		g.Labels["model"] != "claude" || g.Totals == nil || g.DurationMS == nil || *g.DurationMS != 90000 {
 		t.Errorf("the failed run %+v", g)
 	}

@@ -69,13 +69,13 @@ func TestViewServesAndStops(t *testing.T) {
 	}
 	var runs struct {
 		Runs []struct {
-			ID     string `json:"id"`
+			RunID  string `json:"run_id"`
 			Status string `json:"status"`
 		} `json:"runs"`
 	}
 	err = json.NewDecoder(resp.Body).Decode(&runs)
 	resp.Body.Close()
-	if err != nil || len(runs.Runs) != 1 || runs.Runs[0].ID != f.runID || runs.Runs[0].Status != "ok" {
+	if err != nil || len(runs.Runs) != 1 || runs.Runs[0].RunID != f.runID || runs.Runs[0].Status != "ok" {
 		t.Fatalf("GET api/runs: %v %+v", err, runs)
 	}
 	resp, err = http.Get(url)

@@ -1,0 +1,401 @@
+package viewer
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lllm-go/lllm/logs"
+	"github.com/lllm-go/lllm/runtime/config"
+	"github.com/lllm-go/lllm/tactics"
+)
+
+// The viewer's API speaks the run log's vocabulary, as every -o json of the
+// CLI does (README, "Every -o json speaks the run log's vocabulary"): a run
+// is run_id and its directory dir, spending is the log's cost object,
+// durations are *_ms and times RFC 3339. These tests fetch every route on
+// recorded runs and walk what they return.
+//
+// The walk is a copy of the one in cmd/lllm/cli/vocab_test.go (a _test
+// file cannot be imported); keep the two in step. The one difference is
+// in vocabDataKeys: a run here carries its resolved config, which is the
+// user's.
+
+// vocabPricedConfig is a chat config on the mock provider, priced so that
+// its runs spend dollars as well as tokens. Its mock latency is a key of
+// the user's config, which the walk must leave alone.
+const vocabPricedConfig = `tactic_type: chat
+global:
+  model_name: mock/demo
+agent_configs:
+  - name: assistant
+    system_prompt: You are concise.
+prices:
+  demo: {input: 1.5, output: 6}
+mock:
+  latency: 1ms
+  replies:
+    - text: "Paris."
+`
+
+// vocabRunID matches a run id, wherever it appears as a whole value.
+var vocabRunID = regexp.MustCompile(`^\d{8}T\d{6}\.\d{6}Z-[0-9a-f]{6}$`)
+
+// vocabDataKeys hold the user's data (a result, labels, a config's values,
+// a parser's output), whose keys are not the viewer's to name.
+var vocabDataKeys = map[string]bool{
+	"result": true, "settings": true, "labels": true, "parsed": true, "metadata": true,
+	"arguments": true, "params": true, "task": true, "pass_at_k": true,
+	"config": true, // the run's resolved config (run_start.config)
+}
+
+// vocabCostKeys are the fields of the run log's cost object (dialog.Cost).
+var vocabCostKeys = []string{"input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "reasoning_tokens", "usd"}
+
+// vocabBadKeys name what the vocabulary names otherwise.
+var vocabBadKeys = map[string]string{
+	"tokens":     "spending is cost, the log's cost object",
+	"tokens_in":  "input tokens are cost.input_tokens",
+	"tokens_out": "output tokens are cost.output_tokens",
+}
+
+// vocabProblems walks a decoded JSON value and returns where it departs
+// from the vocabulary. priced says every model call was priced, so that a
+// cost with tokens must have dollars too.
+func vocabProblems(v any, at, key string, priced bool) []string {
+	var bad []string
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			where := at + "." + k
+			if why, ok := vocabBadKeys[k]; ok {
+				bad = append(bad, fmt.Sprintf("%s: key %q: %s", where, k, why))
+			}
+			if k == "cost" || strings.HasSuffix(k, "_cost") {
+				bad = append(bad, vocabCost(x, where, priced)...)
+			}
+			if (strings.Contains(k, "duration") || strings.Contains(k, "latency")) && !strings.HasSuffix(k, "_ms") {
+				bad = append(bad, fmt.Sprintf("%s: a duration is NAME_ms, in milliseconds", where))
+			}
+			if strings.HasSuffix(k, "_ms") {
+				if _, isNumber := x.(float64); !isNumber && x != nil {
+					bad = append(bad, fmt.Sprintf("%s: %v is not a number of milliseconds", where, x))
+				}
+			}
+			if k == "started" || k == "ended" || k == "ts" {
+				if s, ok := x.(string); !ok || !vocabIsTime(s) {
+					bad = append(bad, fmt.Sprintf("%s: %v is not an RFC 3339 time", where, x))
+				}
+			}
+			if k == "n" && x == 0.0 {
+				bad = append(bad, vocabUnfinishedCell(v, at)...)
+			}
+			if vocabDataKeys[k] {
+				continue
+			}
+			bad = append(bad, vocabProblems(x, where, k, priced)...)
+		}
+	case []any:
+		for i, x := range v {
+			bad = append(bad, vocabProblems(x, fmt.Sprintf("%s[%d]", at, i), key, priced)...)
+		}
+	case string:
+		if vocabRunID.MatchString(v) && key != "run_id" && key != "replay_of" {
+			bad = append(bad, fmt.Sprintf("%s: the run %s is named by %q; a run is run_id", at, v, key))
+		}
+		if regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T`).MatchString(v) && !vocabIsTime(v) {
+			bad = append(bad, fmt.Sprintf("%s: time %q is not RFC 3339", at, v))
+		}
+	}
+	return bad
+}
+
+func vocabIsTime(s string) bool {
+	_, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil
+}
+
+// vocabCost checks a cost: the log's cost object, with dollars when it
+// has tokens and the calls were priced.
+func vocabCost(v any, at string, priced bool) []string {
+	c, ok := v.(map[string]any)
+	if !ok {
+		return []string{fmt.Sprintf("%s: cost %v is not the log's cost object", at, v)}
+	}
+	var bad []string
+	tokens := 0.0
+	for k, x := range c {
+		n, isNumber := x.(float64)
+		switch {
+		case !slices.Contains(vocabCostKeys, k):
+			bad = append(bad, fmt.Sprintf("%s.%s: not a field of the log's cost object", at, k))
+		case !isNumber:
+			bad = append(bad, fmt.Sprintf("%s.%s: %v is not a number", at, k, x))
+		case n == 0:
+			bad = append(bad, fmt.Sprintf("%s.%s: a zero field is left out", at, k))
+		case k != "usd":
+			tokens += n
+		}
+	}
+	if _, hasUSD := c["usd"]; priced && tokens > 0 && !hasUSD {
+		bad = append(bad, fmt.Sprintf("%s: %v tokens of priced calls and no usd", at, tokens))
+	}
+	return bad
+}
+
+// vocabUnfinishedCell checks a sweep cell with no finished sample: its
+// means, standard errors and latencies are null, not a 0 that reads as a
+// result.
+func vocabUnfinishedCell(cell map[string]any, at string) []string {
+	var bad []string
+	scores, _ := cell["scores"].([]any)
+	for i, s := range scores {
+		s, _ := s.(map[string]any)
+		for _, k := range []string{"mean", "stderr"} {
+			if x, ok := s[k]; !ok || x != nil {
+				bad = append(bad, fmt.Sprintf("%s.scores[%d].%s: %v in a cell with n 0, want null", at, i, k, x))
+			}
+		}
+	}
+	for _, k := range []string{"latency_p50_ms", "latency_p95_ms"} {
+		if x, ok := cell[k]; ok && x != nil {
+			bad = append(bad, fmt.Sprintf("%s.%s: %v in a cell with n 0, want null", at, k, x))
+		}
+	}
+	return bad
+}
+
+// vocabGet fetches an API path, walks its JSON and returns it decoded.
+func vocabGet(t *testing.T, h *Handler, path string, priced bool) map[string]any {
+	t.Helper()
+	var v map[string]any
+	get(t, h, path, 200, &v)
+	for _, p := range vocabProblems(v, "", "", priced) {
+		t.Errorf("GET %s: %s", path, p)
+	}
+	return v
+}
+
+// vocabCheckRun checks a run object of /api/runs or /api/runs/{run}: it
+// names its run by run_id, and its directory by dir, and nothing by id.
+func vocabCheckRun(t *testing.T, what, root string, run map[string]any) string {
+	t.Helper()
+	id, _ := run["run_id"].(string)
+	if !vocabRunID.MatchString(id) {
+		t.Fatalf("%s: run_id %v is not a run id: %v", what, run["run_id"], run)
+	}
+	if d := run["dir"]; d != filepath.Join(root, id) {
+		t.Errorf("%s: dir %v, want %s", what, d, filepath.Join(root, id))
+	}
+	if _, ok := run["id"]; ok {
+		t.Errorf("%s: has an id besides its run_id: %v", what, run)
+	}
+	return id
+}
+
+// vocabWalkRun fetches every route of one run: the run, every page of
+// the tree, and every dialog with all its messages. It returns the
+// messages fetched, by dialog.
+func vocabWalkRun(t *testing.T, h *Handler, root, id string, priced bool) map[string][]map[string]any {
+	t.Helper()
+	base := "/api/runs/" + id
+	run := vocabGet(t, h, base, priced)
+	if vocabCheckRun(t, "GET "+base, root, run) != id {
+		t.Errorf("GET %s: run_id %v", base, run["run_id"])
+	}
+	// version is the log's format version in run_start; what the viewer
+	// polls is indexed_bytes.
+	if _, ok := run["version"]; ok {
+		t.Errorf("GET %s: has a version, which the log uses for its format version: %v", base, run["version"])
+	}
+	if n, _ := run["indexed_bytes"].(float64); n <= 0 || n > run["bytes"].(float64) {
+		t.Errorf("GET %s: indexed_bytes %v of bytes %v", base, run["indexed_bytes"], run["bytes"])
+	}
+
+	messages := map[string][]map[string]any{}
+	var walk func(parent string)
+	walk = func(parent string) {
+		for off := 0; ; {
+			q := url.Values{"offset": {fmt.Sprint(off)}, "limit": {"2"}}
+			if parent != "" {
+				q.Set("parent", parent)
+			}
+			page := vocabGet(t, h, base+"/tree?"+q.Encode(), priced)
+			nodes, _ := page["nodes"].([]any)
+			for _, n := range nodes {
+				n := n.(map[string]any)
+				did := n["id"].(string)
+				info := vocabGet(t, h, base+"/dialogs/"+did, priced)
+				if info["node"].(map[string]any)["id"] != did {
+					t.Errorf("dialog %s: node %v", did, info["node"])
+				}
+				messages[did] = []map[string]any{}
+				for mo := 0; ; {
+					p := vocabGet(t, h, fmt.Sprintf("%s/dialogs/%s/messages?offset=%d&limit=3", base, did, mo), priced)
+					for _, m := range p["messages"].([]any) {
+						messages[did] = append(messages[did], m.(map[string]any))
+					}
+					next, total := int(p["next"].(float64)), int(p["total"].(float64))
+					if next >= total {
+						break
+					}
+					if next <= mo {
+						t.Fatalf("dialog %s: the page at %d did not advance", did, mo)
+					}
+					mo = next
+				}
+				if n["children"].(float64) > 0 {
+					walk(did)
+				}
+			}
+			off += len(nodes)
+			if len(nodes) == 0 || off >= int(page["total"].(float64)) {
+				return
+			}
+		}
+	}
+	walk("")
+	if len(messages) != int(run["dialogs"].(float64)) {
+		t.Errorf("run %s: walked %d dialogs with messages, the run has %v", id, len(messages), run["dialogs"])
+	}
+	return messages
+}
+
+// Every route on the recorded runs of the fixture (a best_of_n run of the
+// mock provider, failed attempts, images and tool calls), unpriced.
+func TestVocabularyOfAPI(t *testing.T) {
+	f := newFixture(t)
+	h := New(f.root, Options{})
+	list := vocabGet(t, h, "/api/runs", false)
+	runs, _ := list["runs"].([]any)
+	var ids []string
+	for i, r := range runs {
+		ids = append(ids, vocabCheckRun(t, fmt.Sprintf("GET /api/runs: runs[%d]", i), f.root, r.(map[string]any)))
+	}
+	slices.Sort(ids)
+	want := []string{f.bestOfN, f.retries, f.images}
+	slices.Sort(want)
+	if !slices.Equal(ids, want) {
+		t.Fatalf("GET /api/runs lists %v, want %v", ids, want)
+	}
+	walked := 0
+	for _, id := range ids {
+		for _, msgs := range vocabWalkRun(t, h, f.root, id, false) {
+			walked += len(msgs)
+		}
+	}
+	if walked < 20 {
+		t.Errorf("walked %d messages; the fixture has more", walked)
+	}
+}
+
+// A priced run, a running run and a message missing from its log: dollars
+// in the cost, no ended or run_end totals while running, and no time for a
+// message that has no record.
+func TestVocabularyOfAPIPricedAndRunning(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(t.TempDir(), "priced.yaml")
+	if err := os.WriteFile(path, []byte(vocabPricedConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tactics.Run(t.Context(), cfg, "Capital of France?", tactics.RunOptions{LogDir: root, Labels: map[string]string{"lab": "vocab"}})
+	if err != nil || res.Status != logs.StatusOK {
+		t.Fatalf("priced run: %v %+v", err, res)
+	}
+
+	// A run still going, whose dialog's message 1 is missing: the Writer
+	// wrote message 0, and a message 2 is written by hand after it.
+	_, live, d := liveRun(t, root, "first") // its Writer is closed by liveRun's cleanup
+	appendLine(t, root, live.ID, fmt.Sprintf(`{"seq":4,"ts":%q,"kind":"message","dialog":%q,"index":2,"message":{"role":"user","content":"third"}}`+"\n",
+		time.Now().UTC().Format(time.RFC3339Nano), d.ID()))
+
+	h := New(root, Options{})
+	list := vocabGet(t, h, "/api/runs", true)
+	byID := map[string]map[string]any{}
+	for i, r := range list["runs"].([]any) {
+		r := r.(map[string]any)
+		byID[vocabCheckRun(t, fmt.Sprintf("GET /api/runs: runs[%d]", i), root, r)] = r
+	}
+	if len(byID) != 2 || byID[res.RunID] == nil || byID[live.ID] == nil {
+		t.Fatalf("GET /api/runs: %v, want %s and %s", list, res.RunID, live.ID)
+	}
+
+	priced := vocabGet(t, h, "/api/runs/"+res.RunID, true)
+	totals, _ := priced["totals"].(map[string]any)
+	cost, _ := totals["cost"].(map[string]any)
+	if usd, _ := cost["usd"].(float64); usd <= 0 || totals["model_calls"] != 1.0 {
+		t.Errorf("the priced run's totals: %v, want one model call that cost dollars", totals)
+	}
+	if ms, _ := priced["duration_ms"].(float64); ms <= 0 || priced["ended"] == nil {
+		t.Errorf("the priced run: duration_ms %v, ended %v", priced["duration_ms"], priced["ended"])
+	}
+	vocabWalkRun(t, h, root, res.RunID, true)
+
+	running := byID[live.ID]
+	for _, k := range []string{"ended", "duration_ms", "totals"} {
+		if _, ok := running[k]; ok {
+			t.Errorf("the running run has %s: %v", k, running)
+		}
+	}
+	if running["status"] != "running" || running["started"] == nil {
+		t.Errorf("the running run: %v", running)
+	}
+	msgs := vocabWalkRun(t, h, root, live.ID, true)[d.ID()]
+	missing := 0
+	for _, m := range msgs {
+		_, hasTS := m["ts"]
+		_, hasSeq := m["seq"]
+		switch {
+		case m["error"] != nil:
+			missing++
+			if m["index"] != 1.0 || hasTS || hasSeq {
+				t.Errorf("a message without its record: %v, want message 1, with no ts or seq", m)
+			}
+		case !hasTS || !hasSeq:
+			t.Errorf("message %v: %v, want its record's ts and seq", m["index"], m)
+		}
+	}
+	if len(msgs) < 2 || missing != 1 {
+		t.Errorf("the running run's dialog: %v, want message 1 missing", msgs)
+	}
+}
+
+// The copied walk catches what the viewer's API used to say, and leaves
+// the user's config alone.
+func TestVocabularyWalkOfViewer(t *testing.T) {
+	for _, c := range []struct {
+		json string
+		want string // in the one problem found; "" for none
+	}{
+		{`{"runs": [{"run_id": "20261122T052011.659613Z-4c2769", "dir": "logs/20261122T052011.659613Z-4c2769", "totals": {"cost": {"input_tokens": 3, "usd": 0.1}, "duration_ms": 4}}]}`, ""},
+		{`{"root": "logs", "runs": [{"id": "20261122T052011.659613Z-4c2769", "status": "ok"}]}`, `named by "id"`},
+		{`{"messages": [{"index": 1, "ts": "0001-01-01 00:00:00"}]}`, "RFC 3339"},
+		{`{"totals": {"cost": {"input_tokens": 3}}}`, "no usd"},
+		{`{"config": {"mock": {"latency": "1ms"}, "tokens": 3}}`, ""},
+		{`{"settings": {"latency": "1ms"}}`, ""},
+		{`{"model_calls": 1, "latency": 3}`, "NAME_ms"},
+	} {
+		var v any
+		if err := json.Unmarshal([]byte(c.json), &v); err != nil {
+			t.Fatal(err)
+		}
+		got := vocabProblems(v, "", "", true)
+		switch {
+		case c.want == "" && len(got) > 0:
+			t.Errorf("%s: %q, want no problem", c.json, got)
+		case c.want != "" && (len(got) != 1 || !strings.Contains(got[0], c.want)):
+			t.Errorf("%s: %q, want one problem with %q", c.json, got, c.want)
+		}
+	}
+}
