@@ -222,7 +222,7 @@ type JSONNode struct {
 	Depth      int         `json:"depth"`
 	Messages   int         `json:"messages"`
 	Cost       dialog.Cost `json:"cost"`
-	Calls      int         `json:"calls"`
+	Calls      int         `json:"model_calls"`
 	CallErrors int         `json:"call_errors"`
 	CallCost   dialog.Cost `json:"call_cost"`
 	Failed     bool        `json:"failed"`
@@ -347,7 +347,7 @@ func appendNodeFields(b []byte, n *Node, ind int) []byte {
 	num(`"depth": `, n.Depth)
 	num(`"messages": `, n.Messages)
 	cost(`"cost": `, n.Cost)
-	num(`"calls": `, n.Calls)
+	num(`"model_calls": `, n.Calls)
 	num(`"call_errors": `, n.CallErrors)
 	cost(`"call_cost": `, n.CallCost)
 	b = append(b, '\n')

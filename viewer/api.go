@@ -160,7 +160,7 @@ type nodeJSON struct {
 	ModelCalls int `json:"model_calls"`
 	// Errors counts the failed model calls made on this dialog; LastError
 	// is the last one's "type: message".
-	Errors    int    `json:"errors"`
+	Errors    int    `json:"call_errors"`
 	LastError string `json:"last_error,omitempty"`
 	// Outcome is set for a working copy (an alias ending in "#N"): ok,
 	// retried, failed, error or pending. Failed means retried, failed or

@@ -380,8 +380,8 @@ class RunView {
       };
       badges.push(el('span', { class: `badge ${cls} outcome`, title: titles[n.outcome], text: n.failed ? `✗ ${n.outcome}` : n.outcome }));
     }
-    if (n.errors > 0) {
-      badges.push(el('span', { class: 'badge bad call-errors', title: n.last_error || '', text: `${n.errors} failed call${n.errors > 1 ? 's' : ''}` }));
+    if (n.call_errors > 0) {
+      badges.push(el('span', { class: 'badge bad call-errors', title: n.last_error || '', text: `${n.call_errors} failed call${n.call_errors > 1 ? 's' : ''}` }));
     }
     fill(it.label, 
       el('span', { class: 'id mono', text: short(n.id) }), ' ',
@@ -492,7 +492,7 @@ class Transcript {
         n.parent_id ? el('span', {}, `fork at ${n.split_point}` + (n.last_n ? ` (first ${n.first_k} + last ${n.last_n} of ${n.parent_len})` : '') + ' of ', ...path.flatMap((p, i) => i ? [' / ', p] : [p])) : el('span', { text: 'root dialog' }),
         n.model_calls ? el('span', { text: `${n.model_calls} model calls` }) : null,
         n.outcome ? el('span', { class: n.failed ? 'badge bad' : 'badge', text: `attempt: ${n.outcome}` }) : null),
-      n.errors ? el('div', { class: 'error', text: `${n.errors} model call${n.errors > 1 ? 's' : ''} failed on this dialog; last: ${n.last_error}` }) : null);
+      n.call_errors ? el('div', { class: 'error', text: `${n.call_errors} model call${n.call_errors > 1 ? 's' : ''} failed on this dialog; last: ${n.last_error}` }) : null);
     this.updateWindow();
   }
 

@@ -442,7 +442,7 @@ type crashTreeNode struct {
 	ID       string           `json:"id"`
 	ParentID string           `json:"parent_id"`
 	Messages int              `json:"messages"`
-	Calls    int              `json:"calls"`
+	Calls    int              `json:"model_calls"`
 	CallCost dialog.Cost      `json:"call_cost"`
 	Children []*crashTreeNode `json:"children"`
 }

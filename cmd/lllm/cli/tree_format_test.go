@@ -53,7 +53,7 @@ type treeNode struct {
 	ID         string     `json:"id"`
 	Alias      string     `json:"alias"`
 	Messages   int        `json:"messages"`
-	Calls      int        `json:"calls"`
+	Calls      int        `json:"model_calls"`
 	CallErrors int        `json:"call_errors"`
 	Failed     bool       `json:"failed"`
 	FailReason string     `json:"fail_reason"`
