@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,6 +64,10 @@ type Recording struct {
 
 	calls []*Call // in log order
 	byPos map[Position]*Call
+	// forest is the run's dialogs as its log left them; tools its tool
+	// calls in log order.
+	forest *dialog.Forest
+	tools  []*logs.ToolCall
 
 	mu     sync.Mutex
 	served map[Position]bool
@@ -79,8 +84,8 @@ func Load(ctx context.Context, run *logs.Run) (*Recording, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := &Recording{Run: run, Start: start, byPos: map[Position]*Call{}, served: map[Position]bool{}}
-	var forest dialog.Forest
+	rec := &Recording{Run: run, Start: start, byPos: map[Position]*Call{}, served: map[Position]bool{}, forest: &dialog.Forest{}}
+	forest := rec.forest
 	lengths := map[*Call]int{}
 	shaped := map[string]*logs.ContextAction{} // by working dialog, until its call
 	declarations := map[string]*logs.Declarations{}
@@ -112,6 +117,10 @@ func Load(ctx context.Context, run *logs.Run) (*Recording, error) {
 		}
 		if lr.Kind == logs.KindDeclarations && lr.Declarations != nil {
 			declarations[lr.Declarations.Digest] = lr.Declarations
+			continue
+		}
+		if lr.Kind == logs.KindToolCall && lr.ToolCall != nil {
+			rec.tools = append(rec.tools, lr.ToolCall)
 			continue
 		}
 		mc := lr.ModelCall
@@ -171,6 +180,34 @@ func Load(ctx context.Context, run *logs.Run) (*Recording, error) {
 
 // Calls returns the recorded calls in log order.
 func (r *Recording) Calls() []*Call { return r.calls }
+
+// ToolCalls returns the recorded tool calls in log order. They are
+// shared and must not be modified.
+func (r *Recording) ToolCalls() []*logs.ToolCall { return slices.Clone(r.tools) }
+
+// Dialog returns the first root dialog that owner opened under alias, as
+// the log left it, or nil. A tactic that continues from recorded state
+// (a turn of lllm serve starts from its conversation's history) reads it
+// there. Its messages are shared and must not be modified.
+func (r *Recording) Dialog(owner, alias string) *dialog.Dialog {
+	for _, id := range r.forest.Roots() {
+		if d := r.forest.Dialog(id); d != nil && d.Owner() == owner && d.Alias() == alias {
+			return d
+		}
+	}
+	return nil
+}
+
+type recordingKey struct{}
+
+// RecordingFrom returns the recording that the replay running in ctx
+// serves (see Run), so that a tactic which continues from recorded state
+// can read it: a turn of lllm serve reads the conversation it started
+// from, and the answers to its ask_user questions, from its log.
+func RecordingFrom(ctx context.Context) (*Recording, bool) {
+	r, ok := ctx.Value(recordingKey{}).(*Recording)
+	return r, ok
+}
 
 // Unserved returns the recorded calls no replayed call asked for, in log
 // order.

@@ -20,6 +20,15 @@ import (
 // LabelReplayOf is the run_start label naming the run a replay replays.
 const LabelReplayOf = "replay_of"
 
+// The tactics of the run logs of lllm serve (runtime/conversation's
+// RunTactic and CompactTactic), which that package registers for replay:
+// this package cannot import it, which imports this one.
+const (
+	servedTurn          = "conversation"
+	servedCompaction    = "conversation-compact"
+	conversationPackage = "github.com/lllm-go/lllm/runtime/conversation"
+)
+
 // Options adjust Run.
 type Options struct {
 	// LogDir is the log root of the replay's own run; empty means the
@@ -58,12 +67,17 @@ func Config(rec *Recording, sets []string) (*config.Config, error) {
 	if err != nil {
 		return nil, &tactics.ConfigError{Err: err}
 	}
-	if conv := start.Labels["conversation"]; conv != "" && (cfg.TacticType == "conversation" || cfg.TacticType == "conversation-compact") {
-		// A turn (or a compaction) of lllm serve: no tactic replays it.
-		return nil, &tactics.ConfigError{Err: fmt.Errorf("run %s was written by lllm serve for the conversation %s (tactic %q): lllm replay cannot run a served turn or compaction again; lllm show, tree and diff read its log",
+	served := cfg.TacticType == servedTurn || cfg.TacticType == servedCompaction
+	if conv := start.Labels["conversation"]; conv != "" && served && cfg.Params["history"] == nil {
+		// Written before served runs recorded where their history ends.
+		return nil, &tactics.ConfigError{Err: fmt.Errorf("run %s was written by lllm serve for the conversation %s (tactic %q) before served runs recorded the history they start from (params.history): lllm replay cannot run a served turn or compaction of that age again; lllm show, tree and diff read its log",
 			rec.Run.ID, conv, cfg.TacticType)}
 	}
 	if _, err := tactics.New(cfg.TacticType, cfg.Params); errors.As(err, new(*registry.NotFoundError)) {
+		if served {
+			return nil, &tactics.ConfigError{Err: fmt.Errorf("run %s is a turn or compaction of lllm serve (tactic %q), which this binary does not register: replay it with the lllm command, or import %s, which registers it",
+				rec.Run.ID, cfg.TacticType, conversationPackage)}
+		}
 		return nil, &tactics.ConfigError{Err: fmt.Errorf("run %s used tactic %q, which this binary does not register (it has %s): replay it with the program that ran it, which imports the package registering %q",
 			rec.Run.ID, cfg.TacticType, strings.Join(tactics.Names(), ", "), cfg.TacticType)}
 	}
@@ -84,7 +98,7 @@ func Config(rec *Recording, sets []string) (*config.Config, error) {
 // replay writes a run log of its own, labelled replay_of. The first
 // divergence stops it; it is in the Report, not the error, which is for
 // replays that could not start (a *tactics.ConfigError for config
-// problems).
+// problems). The tactic finds rec in its context (RecordingFrom).
 func Run(ctx context.Context, rec *Recording, opts Options) (*Report, error) {
 	cfg, err := Config(rec, opts.Set)
 	if err != nil {
@@ -94,7 +108,7 @@ func Run(ctx context.Context, rec *Recording, opts Options) (*Report, error) {
 	if err := json.Unmarshal(rec.Start.Task, &task); err != nil {
 		return nil, &tactics.ConfigError{Err: fmt.Errorf("run %s: its task is not text (%.40s), so lllm cannot pass it to the tactic again", rec.Run.ID, rec.Start.Task)}
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
+	ctx, cancel := context.WithCancelCause(context.WithValue(ctx, recordingKey{}, rec))
 	defer cancel(nil)
 	model := NewModel(rec, func(d *Divergence) { cancel(d) })
 	root := opts.LogDir

@@ -1,10 +1,13 @@
 package conversation
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"path/filepath"
 
 	"github.com/lllm-go/lllm/logs"
 	"github.com/lllm-go/lllm/runtime/provider"
@@ -42,6 +45,9 @@ type RecordedConfig struct {
 	TacticType string          `json:"tactic_type"`
 	Agents     []RecordedAgent `json:"agent_configs"`
 	Params     RunParams       `json:"params"`
+	// PromptsDir is the prompts folder (an absolute path) of an agent's
+	// system_prompt_path, when it names a file there.
+	PromptsDir string `json:"prompts_dir,omitempty"`
 }
 
 // RecordedAgent is the answering agent in a RecordedConfig, under the
@@ -49,8 +55,16 @@ type RecordedConfig struct {
 type RecordedAgent struct {
 	Name      string `json:"name"`
 	ModelName string `json:"model_name"`
-	// SystemPrompt is the template of the system prompt the run used.
+	// SystemPrompt is the template of the system prompt the run used,
+	// unless the prompt came from SystemPromptPath.
 	SystemPrompt string `json:"system_prompt,omitempty"`
+	// SystemPromptPath names the prompt file (or packaged prompt) the
+	// system prompt, with its tools, parser and format, came from (see
+	// AgentSpec.SystemPromptPath).
+	SystemPromptPath string `json:"system_prompt_path,omitempty"`
+	// ContextManager is the config of the context manager that shaped the
+	// turn's requests (AgentSpec.ContextConfig), if the agent had one.
+	ContextManager map[string]any `json:"context_manager,omitempty"`
 	// ModelArgs are the sampling options, when any is set.
 	ModelArgs *provider.Params `json:"model_args,omitempty"`
 	// The limits of the run's call loop (see tactics.Limits).
@@ -81,6 +95,14 @@ type RunParams struct {
 	// CompactTokens is the conversation agent's automatic compaction
 	// threshold (zero: never).
 	CompactTokens int `json:"compact_tokens,omitempty"`
+	// History is how many messages the run's dialog starts with after
+	// the system prompt: for a turn, the conversation as BuildRequest
+	// shows it, the sender's new message and the framing included; for a
+	// compaction, the history it summarises, before the request to
+	// summarise it. The log's dialog holds them, so that lllm replay
+	// starts the run again from them. Runs logged before it was recorded
+	// have none (zero), and cannot be replayed.
+	History int `json:"history,omitempty"`
 }
 
 // runLog is the run log of one turn or compaction; nil when the Service
@@ -92,9 +114,10 @@ type runLog struct {
 }
 
 // startRunLog creates the run log of a turn or compaction of conv,
-// answered by the agent of sp, under ServiceOptions.LogDir; with no
-// LogDir it returns nil and nothing is written.
-func (s *Service) startRunLog(ctx context.Context, tactic string, conv *Conversation, sp *AgentSpec, guest bool, cwd, task string) (*runLog, error) {
+// answered by the agent of sp, whose dialog starts with history messages
+// after the system prompt, under ServiceOptions.LogDir; with no LogDir it
+// returns nil and nothing is written.
+func (s *Service) startRunLog(ctx context.Context, tactic string, conv *Conversation, sp *AgentSpec, guest bool, cwd, task string, history int) (*runLog, error) {
 	if s.opts.LogDir == "" {
 		return nil, nil
 	}
@@ -114,9 +137,24 @@ func (s *Service) startRunLog(ctx context.Context, tactic string, conv *Conversa
 	if !sp.Params.IsZero() {
 		ag.ModelArgs = &sp.Params
 	}
+	var promptsDir string
+	if tactic == RunTactic {
+		// The summary call of a compaction has neither.
+		if sp.SystemPromptPath != "" {
+			ag.SystemPrompt, ag.SystemPromptPath = "", sp.SystemPromptPath
+			if promptsDir = sp.PromptsDir; promptsDir != "" {
+				if abs, err := filepath.Abs(promptsDir); err == nil {
+					promptsDir = abs
+				}
+			}
+		}
+		if sp.Context != nil {
+			ag.ContextManager = maps.Clone(sp.ContextConfig)
+		}
+	}
 	cfg := RecordedConfig{TacticType: tactic, Agents: []RecordedAgent{ag}, Params: RunParams{Agent: conv.agent, Sender: conv.sender,
 		Answering: sp.Name, Role: "primary", ContextManager: sp.ContextName, MaxRetries: lim.MaxRetries, CWD: cwd,
-		CompactTokens: s.agents[conv.agent].spec.CompactTokens}}
+		CompactTokens: s.agents[conv.agent].spec.CompactTokens, History: history}, PromptsDir: promptsDir}
 	if guest {
 		cfg.Params.Role = "guest"
 	}
@@ -162,7 +200,7 @@ func (l *runLog) finish(ctx context.Context, result any, err error) error {
 			end.Status = logs.StatusCancelled
 		}
 	} else if result != nil {
-		if end.Result, err = json.Marshal(result); err != nil {
+		if end.Result, err = marshalResult(result); err != nil {
 			end.Status, end.Error = logs.StatusFailed, "encoding the result: "+err.Error()
 			end.Result = nil
 		}
@@ -189,4 +227,16 @@ func (l *runLog) finishOnPanic() {
 	if v != nil {
 		panic(v)
 	}
+}
+
+// marshalResult encodes a run's result as tactics' runs do, leaving <, >
+// and & as they are, so that a replay's result has the same bytes.
+func marshalResult(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }

@@ -59,6 +59,24 @@ type AgentSpec struct {
 	// conversations; nil admits every other agent of the Service, an
 	// empty non-nil slice none.
 	Guests []string
+
+	// What the agent was built from, for the run logs, so that lllm
+	// replay builds the agent of a recorded turn as it ran (the server
+	// sets them from the serve config; an agent built in Go may leave
+	// them empty, and its turns then replay only if nothing they name is
+	// missing).
+
+	// ContextConfig is the context manager's config (a config's
+	// context_manager section) that Context was built from.
+	ContextConfig map[string]any
+	// SystemPromptPath is the system_prompt_path System was loaded from:
+	// a file of PromptsDir ("research/agent") or a packaged prompt
+	// ("mylab:agent"). The run logs record it in place of System's
+	// template, so that a replay loads the prompt with its tools, parser
+	// and format.
+	SystemPromptPath string
+	// PromptsDir is the prompts folder a local SystemPromptPath is in.
+	PromptsDir string
 }
 
 // ServiceOptions adjust a Service. The zero value is ready to use.
@@ -111,13 +129,10 @@ func NewService(store *Store, agents []*AgentSpec, opts ServiceOptions) (*Servic
 	}
 	s := &Service{store: store, opts: opts, agents: map[string]*agentEntry{}, runs: map[key]*runState{}}
 	var err error
-	if s.recall, err = dialog.NewFunction("recall", "Search the archives of this conversation (earlier parts that were compacted into summaries) by keywords. Returns the best matching archives with their titles and summaries.", s.recallTool); err != nil {
+	if s.recall, s.ask, err = conversationTools(s.recallTool, s.askTool); err != nil {
 		return nil, err
 	}
-	if s.ask, err = dialog.NewFunction("ask_user", "Ask the user a question and wait for the answer. Use it when you cannot go on without information only the user has.", s.askTool); err != nil {
-		return nil, err
-	}
-	if s.summary, err = dialog.NewPrompt("conversation/summarise", summarySystem); err != nil {
+	if s.summary, err = dialog.NewPrompt(summaryPath, summarySystem); err != nil {
 		return nil, err
 	}
 	for _, sp := range agents {
@@ -390,8 +405,14 @@ func (s *Service) Run(ctx context.Context, req RunRequest, emit func(Event) erro
 	if cwd == "" {
 		cwd = conv.CWD()
 	}
+	// What the model is sent after the system prompt: the history with
+	// the sender's message, as it is about to be stored. The run log
+	// records how many messages that is (its dialog holds them), so that
+	// a replay starts from them.
+	msg := dialog.Message{Role: dialog.RoleUser, Name: req.Sender, Content: req.Content, Modality: dialog.ModalityText}
+	request := buildRequest(conv.agent, conv.sender, append(conv.Messages(), Entry{Message: &msg}), conv.Participants()[2:], answering.spec.Name, guest, cwd)
 	// The run log first: a turn that cannot be logged stores nothing.
-	rl, err := s.startRunLog(ctx, RunTactic, conv, answering.spec, guest, cwd, req.Content)
+	rl, err := s.startRunLog(ctx, RunTactic, conv, answering.spec, guest, cwd, req.Content, len(request))
 	if err != nil {
 		return nil, err
 	}
@@ -418,7 +439,7 @@ func (s *Service) Run(ctx context.Context, req RunRequest, emit func(Event) erro
 			return failed(err)
 		}
 	}
-	turn, err := conv.Append(dialog.Message{Role: dialog.RoleUser, Name: req.Sender, Content: req.Content, Modality: dialog.ModalityText})
+	turn, err := conv.Append(msg)
 	if err != nil {
 		return failed(err)
 	}
@@ -438,7 +459,7 @@ func (s *Service) Run(ctx context.Context, req RunRequest, emit func(Event) erro
 		release() // free before the client hears the end: it may send at once
 		return emit(ev)
 	}
-	reply, err := s.respond(context.WithValue(ctx, runKey{}, st), st, primary, answering, cwd, rl.log())
+	reply, err := s.respond(context.WithValue(ctx, runKey{}, st), st, answering, guest, request, cwd, rl.log())
 	if err == nil {
 		reply.Name = st.agent
 		if guest {
@@ -512,11 +533,11 @@ func (s *Service) liveTokens(conv *Conversation, model string) int {
 	return n
 }
 
-// respond runs the answering agent over the conversation with
-// tactics.Agent's call loop, on a dialog built for this run only.
-func (s *Service) respond(ctx context.Context, st *runState, primary, answering *agentEntry, cwd string, log tactics.Log) (*dialog.Message, error) {
+// respond runs the answering agent over request, the conversation as
+// BuildRequest shows it, with tactics.Agent's call loop, on a dialog built
+// for this run only.
+func (s *Service) respond(ctx context.Context, st *runState, answering *agentEntry, guest bool, request []dialog.Message, cwd string, log tactics.Log) (*dialog.Message, error) {
 	sp := answering.spec
-	guest := answering != primary
 	system := answering.primary
 	if guest {
 		system = answering.guest
@@ -532,27 +553,37 @@ func (s *Service) respond(ctx context.Context, st *runState, primary, answering 
 	if guest {
 		a.Limits = textOnly(a.Limits)
 	}
-	if err := a.Open("conversation", map[string]any{"agent": sp.Name, "sender": st.conv.sender, "cwd": cwd}); err != nil {
+	for i := range request {
+		// An earlier reply's usage and dollars are its run's, not this
+		// one's: the run log's dialog would count them again.
+		request[i].Usage, request[i].USD = dialog.Usage{}, 0
+	}
+	reply, err := answerWithAgent(ctx, a, st.conv.sender, cwd, request)
+	if err != nil {
+		return nil, err
+	}
+	return reply.Clone(), nil
+}
+
+// answerWithAgent has a answer request (the messages after its system
+// prompt) in a dialog "conversation", its system prompt rendered for
+// sender and cwd, and returns the reply. A turn and its replay both run
+// it.
+func answerWithAgent(ctx context.Context, a *tactics.Agent, sender, cwd string, request []dialog.Message) (*dialog.Message, error) {
+	if err := a.Open("conversation", map[string]any{"agent": a.Name, "sender": sender, "cwd": cwd}); err != nil {
 		return nil, err
 	}
 	d, err := a.Dialog("")
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range BuildRequest(st.conv, sp.Name, guest, cwd) {
-		// An earlier reply's usage and dollars are its run's, not this
-		// one's: the run log's dialog would count them again.
-		m.Usage, m.USD = dialog.Usage{}, 0
+	for _, m := range request {
 		if _, err := d.Append(m); err != nil {
 			return nil, err
 		}
 	}
 	reply, _, err := a.Respond(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := reply.Clone()
-	return out, nil
+	return reply, err
 }
 
 // BuildRequest returns the messages, after the system prompt, that a run
@@ -565,14 +596,21 @@ func (s *Service) respond(ctx context.Context, st *runState, primary, answering 
 // wrapping, the questions, answers and notes are built for the request;
 // none is stored as a message.
 func BuildRequest(conv *Conversation, agent string, guest bool, cwd string) []dialog.Message {
-	out, last := history(conv.agent, conv.sender, conv.Messages())
+	return buildRequest(conv.agent, conv.sender, conv.Messages(), conv.Participants()[2:], agent, guest, cwd)
+}
+
+// buildRequest is BuildRequest for the conversation of convAgent with
+// sender whose live history is entries and whose guests (that spoke) are
+// guests.
+func buildRequest(convAgent, sender string, entries []Entry, guests []string, agent string, guest bool, cwd string) []dialog.Message {
+	out, last := history(convAgent, sender, entries)
 	for i := range out {
 		if m := &out[i]; m.Role == dialog.RoleAssistant && m.Agent != "" {
 			m.Content = WrapGuest(m.Agent, m.Text())
 			m.Parts = nil
 		}
 	}
-	frame := framing(conv, agent, guest, cwd)
+	frame := framing(convAgent, sender, guests, agent, guest, cwd)
 	if frame == "" {
 		return out
 	}
@@ -591,16 +629,15 @@ func WrapGuest(agent, text string) string {
 
 // framing is the run-only message that tells the answering agent where it
 // stands; empty when the primary needs none.
-func framing(conv *Conversation, agent string, guest bool, cwd string) string {
+func framing(convAgent, sender string, guests []string, agent string, guest bool, cwd string) string {
 	var b strings.Builder
-	guests := conv.Participants()[2:]
 	if guest {
 		fmt.Fprintf(&b, "[framing] You are %s, joining as a guest the conversation between %s and the agent %s. "+
 			"The unwrapped assistant replies are %s's; replies wrapped in <from agent=\"NAME\"> tags are other guests'. "+
-			"Answer %s's newest message as %s, in plain text: you have no tools here.", agent, conv.sender, conv.agent, conv.agent, conv.sender, agent)
+			"Answer %s's newest message as %s, in plain text: you have no tools here.", agent, sender, convAgent, convAgent, sender, agent)
 	} else if len(guests) > 0 {
 		fmt.Fprintf(&b, "[framing] You are %s, talking with %s. Replies wrapped in <from agent=\"NAME\"> tags were written by guest agents (%s) who joined the conversation, not by you.",
-			agent, conv.sender, strings.Join(guests, ", "))
+			agent, sender, strings.Join(guests, ", "))
 	}
 	if cwd != "" {
 		if b.Len() == 0 {
@@ -631,8 +668,12 @@ func (m eventModel) Generate(ctx context.Context, req *provider.Request) (*provi
 // summaryRequest is what a compaction asks the model after the history.
 const summaryRequest = "Summarise the conversation above for your own later use. Start with one short sentence that names its topic, then keep every fact, decision, open question and result; drop pleasantries. Reply with the summary only."
 
-// summarySystem is the system prompt of a compaction's summary call.
-const summarySystem = "You summarise conversations of the agent {agent}."
+// summarySystem is the system prompt of a compaction's summary call, and
+// summaryPath its path.
+const (
+	summarySystem = "You summarise conversations of the agent {agent}."
+	summaryPath   = "conversation/summarise"
+)
 
 // textOnly is l (DefaultLimits when zero) without tool rounds.
 func textOnly(l tactics.Limits) tactics.Limits {
@@ -650,8 +691,8 @@ func textOnly(l tactics.Limits) tactics.Limits {
 func (s *Service) summarizer(e *agentEntry, conv *Conversation) Summarizer {
 	sp := e.spec
 	return func(ctx context.Context, msgs []*dialog.Message) (string, error) {
-		task := fmt.Sprintf("Summarise %d messages of the conversation %s/%s.", len(msgs), conv.agent, conv.sender)
-		rl, err := s.startRunLog(ctx, CompactTactic, conv, sp, false, conv.CWD(), task)
+		task := fmt.Sprintf("Summarise %d messages of the conversation %s/%s.", summarised(msgs), conv.agent, conv.sender)
+		rl, err := s.startRunLog(ctx, CompactTactic, conv, sp, false, conv.CWD(), task, len(msgs))
 		if err != nil {
 			return "", err
 		}
@@ -668,25 +709,50 @@ func (s *Service) summarizer(e *agentEntry, conv *Conversation) Summarizer {
 	}
 }
 
+// summarised counts the messages of the conversation in msgs, the
+// history a compaction summarises: not the questions, answers and notes
+// that history adds for the model.
+func summarised(msgs []*dialog.Message) int {
+	n := 0
+	for _, m := range msgs {
+		if m.Metadata[MetaAsk] == "" && m.Metadata[MetaNote] == "" {
+			n++
+		}
+	}
+	return n
+}
+
 // summarize asks the model of sp for a summary of msgs, recording the
 // call in log (if not nil).
 func (s *Service) summarize(ctx context.Context, sp *AgentSpec, msgs []*dialog.Message, log tactics.Log) (string, error) {
 	a := &tactics.Agent{Name: sp.Name, System: s.summary, Model: sp.Model, ModelName: sp.ModelName, Params: sp.Params,
 		Limits: textOnly(sp.Limits), Tokens: s.opts.Tokens, Log: log}
-	if err := a.Open("compact", map[string]any{"agent": sp.Name}); err != nil {
+	history := make([]dialog.Message, len(msgs))
+	for i, m := range msgs {
+		c := *m
+		c.Usage, c.USD = dialog.Usage{}, 0 // spent by the runs that made them
+		if c.Role == dialog.RoleAssistant && c.Agent != "" {
+			c.Content, c.Parts = WrapGuest(c.Agent, c.Text()), nil
+		}
+		history[i] = c
+	}
+	return summarizeWithAgent(ctx, a, history)
+}
+
+// summarizeWithAgent has a, whose system prompt is the summary prompt,
+// summarise history (the messages as the model is to see them) in a
+// dialog "compact", and returns the summary. A compaction and its replay
+// both run it.
+func summarizeWithAgent(ctx context.Context, a *tactics.Agent, history []dialog.Message) (string, error) {
+	if err := a.Open("compact", map[string]any{"agent": a.Name}); err != nil {
 		return "", err
 	}
 	d, err := a.Dialog("")
 	if err != nil {
 		return "", err
 	}
-	for _, m := range msgs {
-		c := *m
-		c.Usage, c.USD = dialog.Usage{}, 0 // spent by the runs that made them
-		if c.Role == dialog.RoleAssistant && c.Agent != "" {
-			c.Content, c.Parts = WrapGuest(c.Agent, c.Text()), nil
-		}
-		if _, err := d.Append(c); err != nil {
+	for _, m := range history {
+		if _, err := d.Append(m); err != nil {
 			return "", err
 		}
 	}

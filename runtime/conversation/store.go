@@ -25,6 +25,7 @@ import (
 
 	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/internal/atomicfile"
+	"github.com/lllm-go/lllm/logs"
 )
 
 // LogFile is the name of a conversation's log inside its directory.
@@ -115,31 +116,19 @@ func Open(dir string, opts Options) (*Store, error) {
 			s.lock.Close()
 		}
 	}()
-	agents, err := os.ReadDir(dir)
+	found, err := scan(dir)
 	if err != nil {
-		return nil, fmt.Errorf("conversation: %w", err)
+		return nil, err
 	}
 	var errs []error
-	for _, a := range agents {
-		if !a.IsDir() || CheckName("agent", a.Name()) != nil {
+	for _, k := range found {
+		c := s.newConversation(k.agent, k.sender)
+		if err := c.load(); err != nil {
+			errs = append(errs, err)
 			continue
 		}
-		senders, err := os.ReadDir(filepath.Join(dir, a.Name()))
-		if err != nil {
-			return nil, fmt.Errorf("conversation: %w", err)
-		}
-		for _, sd := range senders {
-			if !sd.IsDir() || CheckName("sender", sd.Name()) != nil {
-				continue
-			}
-			c := s.newConversation(a.Name(), sd.Name())
-			if err := c.load(); err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			if c.log.size > 0 {
-				s.convs[key{a.Name(), sd.Name()}] = c
-			}
+		if c.log.size > 0 {
+			s.convs[k] = c
 		}
 	}
 	if len(errs) > 0 {
@@ -148,6 +137,54 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	ok = true
 	return s, nil
+}
+
+// scan lists the folders of dir that may hold a conversation: each
+// AGENT/SENDER folder whose names could name one. It skips files, the
+// folders no agent or sender is named like (the trash, .trash, and any
+// other whose name starts with a dot), and the run directories of a run
+// log root inside dir (lllm serve writes its run logs to DATA_DIR/runs
+// by default), which are never conversations.
+func scan(dir string) ([]key, error) {
+	agents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("conversation: %w", err)
+	}
+	var out []key
+	for _, a := range agents {
+		if !a.IsDir() || CheckName("agent", a.Name()) != nil {
+			continue
+		}
+		adir := filepath.Join(dir, a.Name())
+		senders, err := os.ReadDir(adir)
+		if err != nil {
+			return nil, fmt.Errorf("conversation: %w", err)
+		}
+		runs := logRoot(adir, senders)
+		for _, sd := range senders {
+			if !sd.IsDir() || CheckName("sender", sd.Name()) != nil || runs && runIDRE.MatchString(sd.Name()) {
+				continue
+			}
+			out = append(out, key{a.Name(), sd.Name()})
+		}
+	}
+	return out, nil
+}
+
+// runIDRE matches the name of a run directory (see logs.Create).
+var runIDRE = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{6}Z-[0-9a-f]{6}$`)
+
+// logRoot reports whether the folder dir, holding entries, is a run log
+// root: the first of its folders named like a run holds a run log. Only
+// that one folder is looked into, however many runs there are.
+func logRoot(dir string, entries []os.DirEntry) bool {
+	for _, e := range entries {
+		if e.IsDir() && runIDRE.MatchString(e.Name()) {
+			st, err := os.Stat(filepath.Join(dir, e.Name(), logs.EventsFile))
+			return err == nil && st.Mode().IsRegular()
+		}
+	}
+	return false
 }
 
 // takeLock makes the data directory and takes its LockFile, writing this

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lllm-go/lllm/contextmgr"
+	"github.com/lllm-go/lllm/internal/registry"
 	"github.com/lllm-go/lllm/internal/suggest"
 	"github.com/lllm-go/lllm/runtime/config"
 	"github.com/lllm-go/lllm/runtime/conversation"
@@ -110,7 +111,19 @@ func FromConfig(ctx context.Context, cfg *config.Config) (*Config, error) {
 		a := makers[ac.Name]()
 		ap := p.Agents[ac.Name]
 		sp := &conversation.AgentSpec{Name: a.Name, System: a.System, Model: a.Model, ModelName: a.ModelName,
-			Params: a.Params, Limits: a.Limits, Context: a.Context, ContextName: a.ContextName, CompactTokens: ap.CompactTokens}
+			Params: a.Params, Limits: a.Limits, Context: a.Context, ContextName: a.ContextName, CompactTokens: ap.CompactTokens,
+			SystemPromptPath: ac.SystemPromptPath}
+		// What the run logs record, for lllm replay to build the agent
+		// again as tactics.Agents built it.
+		if a.Context != nil {
+			sp.ContextConfig = ac.ContextManager
+			if sp.ContextConfig == nil {
+				sp.ContextConfig = cfg.ContextManager
+			}
+		}
+		if pkg, _ := registry.Split(ac.SystemPromptPath); ac.SystemPromptPath != "" && pkg == "" {
+			sp.PromptsDir = cfg.PromptsPath()
+		}
 		if ap.Guests != nil {
 			sp.Guests = append([]string{}, (*ap.Guests)...)
 		}

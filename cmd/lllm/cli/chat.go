@@ -57,8 +57,8 @@ arrows, Home/End, Ctrl-W and the like; Up and Down walk the history,
 Ctrl-R searches it, and Tab completes the slash commands, their options
 and the agent names after /guest. Ctrl-D, or Ctrl-C on an empty prompt,
 leaves; Ctrl-C while a reply streams interrupts the chat (exit status 1).
-The lines typed are kept, for every agent, in lllm/chat_history under the
-user cache directory (~/.cache on Linux), readable by you only;
+The lines typed are kept, for each agent, in lllm/chat_histories/AGENT.history
+under the user cache directory (~/.cache on Linux), readable by you only;
 --no-history keeps nothing. Piped input is read as it is, with no prompt
 and no history.`,
 		Example: `  lllm chat assistant --sender alice
@@ -184,7 +184,7 @@ func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
 			}
 		}
 		t, err := newTermReader(termReaderOptions{in: cmd.InOrStdin().(*os.File), out: cmd.OutOrStdout().(*os.File),
-			errw: c.errw, guests: guests, noHistory: o.noHistory, cancel: cancel})
+			errw: c.errw, agent: agent, guests: guests, noHistory: o.noHistory, cancel: cancel})
 		if err != nil {
 			fmt.Fprintf(c.errw, "lllm: warning: no line editing: %s\n", oneLine(err.Error()))
 		} else {

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -62,14 +64,63 @@ const chatPrompt = "> "
 // chatHistoryLimit is how many lines the chat history keeps.
 const chatHistoryLimit = 1000
 
-// chatHistoryPath is the file the lines typed in lllm chat are kept in,
-// for every agent and server: shared, like a shell's.
-func chatHistoryPath() (string, error) {
+// chatHistoryDir is the folder, under the user cache directory, of the
+// files the lines typed in lllm chat are kept in, one per agent. (Earlier
+// versions kept one file for every agent, lllm/chat_history, which is
+// left as it is.)
+const chatHistoryDir = "chat_histories"
+
+// chatHistoryPath is the file the lines typed to agent in lllm chat are
+// kept in, whatever the server and the sender: the agent's own, so that
+// Up and Ctrl-R find what was said to it.
+func chatHistoryPath(agent string) (string, error) {
+	if agent == "" {
+		return "", errors.New("no agent to keep a chat history for")
+	}
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(dir, "lllm", "chat_history"), nil
+	return filepath.Join(dir, "lllm", chatHistoryDir, historyFileName(agent)), nil
+}
+
+// historyFileName is the name of agent's history file: agent with every
+// byte but ASCII letters, digits, '_' and '-' written %XX (so that no
+// name leaves the folder, hides the file or names a device, and two
+// agents never share a file), then ".history". A name too long for a file
+// system is cut, with a hash of the whole name kept.
+func historyFileName(agent string) string {
+	var b strings.Builder
+	for i := 0; i < len(agent); i++ {
+		c := agent[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	name := b.String()
+	if windowsDevice(name) {
+		name = fmt.Sprintf("%%%02X", name[0]) + name[1:]
+	}
+	const most = 200
+	if len(name) > most {
+		sum := sha256.Sum256([]byte(agent))
+		name = name[:most-17] + "-" + hex.EncodeToString(sum[:8])
+	}
+	return name + ".history"
+}
+
+// windowsDevice reports whether name is one Windows reserves for a
+// device, with any extension: CON, PRN, AUX, NUL, COM1 to COM9, LPT1 to
+// LPT9.
+func windowsDevice(name string) bool {
+	switch u := strings.ToUpper(name); u {
+	case "CON", "PRN", "AUX", "NUL":
+		return true
+	default:
+		return len(u) == 4 && (strings.HasPrefix(u, "COM") || strings.HasPrefix(u, "LPT")) && u[3] >= '1' && u[3] <= '9'
+	}
 }
 
 // useLineEditing tells whether lllm chat reads with line editing: only
@@ -242,8 +293,11 @@ type termReader struct {
 }
 
 type termReaderOptions struct {
-	in, out   *os.File
-	errw      io.Writer
+	in, out *os.File
+	errw    io.Writer
+	// agent is the agent the chat talks with, whose history file the
+	// lines typed go to.
+	agent     string
 	guests    []string
 	noHistory bool
 	cancel    context.CancelFunc
@@ -253,7 +307,7 @@ func newTermReader(o termReaderOptions) (*termReader, error) {
 	r := &termReader{in: o.in, cancel: o.cancel}
 	var past []string
 	if !o.noHistory {
-		path, err := chatHistoryPath()
+		path, err := chatHistoryPath(o.agent)
 		if err != nil {
 			(&chatHistory{path: "the user cache directory", errw: o.errw}).warn(err)
 		} else {

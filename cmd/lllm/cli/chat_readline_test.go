@@ -125,15 +125,15 @@ func sentTexts(t *testing.T, base, agent, sender string) []string {
 }
 
 // isolateCache points the user cache directory of the test and of its
-// subprocesses at a new directory, and returns the history file's path
-// there.
+// subprocesses at a new directory, and returns the path of the history
+// file of the agent assistant there.
 func isolateCache(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", dir)
 	t.Setenv("HOME", dir)
 	t.Setenv("LocalAppData", dir)
-	path, err := chatHistoryPath()
+	path, err := chatHistoryPath("assistant")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,6 +245,61 @@ func TestChatTerminalNoHistory(t *testing.T) {
 	}
 	if _, err := os.Stat(history); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("--no-history: %s exists (%v)", history, err)
+	}
+}
+
+// Each agent has its own history file: the lines typed to the critic are
+// not recalled in a chat with the assistant, and each file holds only
+// what was typed to its agent. The shared file of earlier versions is
+// left as it was, and not read.
+func TestChatTerminalHistoryPerAgent(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no pseudo-terminals")
+	}
+	assistant := isolateCache(t)
+	critic, err := chatHistoryPath("critic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := filepath.Join(filepath.Dir(filepath.Dir(assistant)), "chat_history")
+	if err := os.MkdirAll(filepath.Dir(shared), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(shared, []byte("an old shared line\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := serveFixture(t, t.TempDir())
+	addr := strings.TrimPrefix(srv.URL, "http://")
+
+	p := startPtyChat(t, "critic", "--sender", "alice", "--addr", addr)
+	at := p.prompt(p.waitFor(0, "Talking with critic"))
+	p.type_("for the critic\r")
+	p.prompt(p.waitFor(at, "critic: mock reply to: for the critic"))
+	p.type_("\x04")
+	if code := p.exitCode(); code != 0 {
+		t.Fatalf("exit %d:\n%q", code, p.out.String())
+	}
+
+	// Up recalls nothing here: the assistant's history is empty.
+	p = startPtyChat(t, "assistant", "--sender", "alice", "--addr", addr)
+	at = p.prompt(p.waitFor(0, "Talking with assistant"))
+	p.type_("\x1b[Ahello\r")
+	p.prompt(p.waitFor(at, "assistant: mock reply to: hello"))
+	p.type_("\x04")
+	if code := p.exitCode(); code != 0 {
+		t.Fatalf("exit %d:\n%q", code, p.out.String())
+	}
+	if got := sentTexts(t, srv.URL, "assistant", "alice"); len(got) != 1 || got[0] != "hello" {
+		t.Fatalf("the assistant got %q", got)
+	}
+	for path, want := range map[string]string{critic: "for the critic\n", assistant: "hello\n", shared: "an old shared line\n"} {
+		data, err := os.ReadFile(path)
+		if err != nil || string(data) != want {
+			t.Errorf("%s: %q (%v), want %q", path, data, err, want)
+		}
+	}
+	if fi, err := os.Stat(critic); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the critic's history file: %v (%v), want 0600", fi, err)
 	}
 }
 
@@ -399,5 +454,39 @@ func TestChatHistoryFile(t *testing.T) {
 	h.add("ignored") // nil: nothing happens
 	if h != nil || lines != nil || strings.Count(errw.String(), "warning: cannot keep the chat history") != 1 {
 		t.Fatalf("%v %q %q", h, lines, errw.String())
+	}
+}
+
+// A history file's name is the agent's, escaped: always a plain name in
+// the history folder, never hidden or a device, one per agent.
+func TestChatHistoryFileNames(t *testing.T) {
+	for agent, want := range map[string]string{
+		"assistant":       "assistant.history",
+		"gpt-4o_mini":     "gpt-4o_mini.history",
+		"bob@lab.example": "bob%40lab%2Eexample.history",
+		"..":              "%2E%2E.history",
+		"a/b":             "a%2Fb.history",
+		`a\b`:             "a%5Cb.history",
+		"50%":             "50%25.history",
+		"con":             "%63on.history",
+		"LPT1":            "%4CPT1.history",
+		"com10":           "com10.history",
+		"é":               "%C3%A9.history",
+	} {
+		if got := historyFileName(agent); got != want {
+			t.Errorf("%q: %q, want %q", agent, got, want)
+		}
+	}
+	long := strings.Repeat("x", 300)
+	a, b := historyFileName(long), historyFileName(long+"y")
+	if len(a) > 255 || a == b || !strings.HasPrefix(a, "xxxx") {
+		t.Errorf("long names: %q (%d bytes), %q", a, len(a), b)
+	}
+	path, err := chatHistoryPath("bob@lab")
+	if err != nil || filepath.Base(filepath.Dir(path)) != chatHistoryDir || filepath.Base(path) != "bob%40lab.history" {
+		t.Errorf("path %q (%v)", path, err)
+	}
+	if _, err := chatHistoryPath(""); err == nil {
+		t.Error("a history path for no agent")
 	}
 }

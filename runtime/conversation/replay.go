@@ -1,0 +1,195 @@
+package conversation
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/logs"
+	"github.com/lllm-go/lllm/replay"
+	"github.com/lllm-go/lllm/tactics"
+)
+
+// A served turn or compaction is replayed (lllm replay, replay.Run) as a
+// tactic of its own, registered under the tactic its run log records:
+// the recorded config rebuilds the answering agent, and the run starts
+// from the messages its log's dialog began with (RunParams.History), so
+// that the replay needs neither the store nor the server. The questions
+// it asked with ask_user, and what recall found in the archives, are
+// served from the log's tool calls: no one is asked again, and the
+// archives as they are now do not matter.
+func init() {
+	tactics.Register(RunTactic, func(params map[string]any) (tactics.Tactic, error) { return newServedRun(RunTactic, params) })
+	tactics.Register(CompactTactic, func(params map[string]any) (tactics.Tactic, error) { return newServedRun(CompactTactic, params) })
+}
+
+// The conversation tools a primary agent gets, as a model sees them.
+const (
+	recallName        = "recall"
+	recallDescription = "Search the archives of this conversation (earlier parts that were compacted into summaries) by keywords. Returns the best matching archives with their titles and summaries."
+	askName           = "ask_user"
+	askDescription    = "Ask the user a question and wait for the answer. Use it when you cannot go on without information only the user has."
+)
+
+// conversationTools are the recall and ask_user tools running recall and
+// ask: a Service's, and a replay's, which declare them alike.
+func conversationTools(recall func(context.Context, recallArgs) (string, error), ask func(context.Context, askArgs) (string, error)) (r, a *dialog.Function, err error) {
+	if r, err = dialog.NewFunction(recallName, recallDescription, recall); err != nil {
+		return nil, nil, err
+	}
+	if a, err = dialog.NewFunction(askName, askDescription, ask); err != nil {
+		return nil, nil, err
+	}
+	return r, a, nil
+}
+
+// servedRun replays a run of lllm serve: a turn (RunTactic) or a
+// compaction (CompactTactic).
+type servedRun struct {
+	tactic string
+	p      RunParams
+}
+
+func newServedRun(tactic string, params map[string]any) (*servedRun, error) {
+	t := &servedRun{tactic: tactic}
+	if err := tactics.DecodeParams(params, &t.p); err != nil {
+		return nil, err
+	}
+	switch {
+	case t.p.History <= 0:
+		return nil, &tactics.ParamError{Param: "history", Err: fmt.Errorf("params.history is %d: a %s run starts from the messages of its conversation its log's dialog holds, and history says how many (logs of lllm serve record it; older ones cannot be replayed)", t.p.History, tactic)}
+	case t.p.Answering == "":
+		return nil, &tactics.ParamError{Param: "answering", Err: errors.New("params.answering is missing: it names the agent of agent_configs that answered")}
+	case t.p.Role != "primary" && t.p.Role != "guest":
+		return nil, &tactics.ParamError{Param: "role", Err: fmt.Errorf("params.role is %q: want primary or guest", t.p.Role)}
+	case tactic == CompactTactic && t.p.Role != "primary":
+		return nil, &tactics.ParamError{Param: "role", Err: errors.New("params.role of a compaction is primary: the conversation's agent summarises it")}
+	}
+	return t, nil
+}
+
+func (t *servedRun) Agents() []string { return []string{t.p.Answering} }
+
+// alias is the dialog the answering agent worked in.
+func (t *servedRun) alias() string {
+	if t.tactic == CompactTactic {
+		return "compact"
+	}
+	return "conversation"
+}
+
+func (t *servedRun) Call(ctx context.Context, s *tactics.Session, task string) (any, error) {
+	rec, ok := replay.RecordingFrom(ctx)
+	if !ok {
+		return nil, fmt.Errorf("tactic %s replays a turn or compaction of lllm serve from its run log: run it with lllm replay RUN (replay.Run), which serves it the log; lllm run cannot", t.tactic)
+	}
+	history, err := t.history(rec)
+	if err != nil {
+		return nil, err
+	}
+	a, err := s.Agent(t.p.Answering)
+	if err != nil {
+		return nil, err
+	}
+	if t.p.ContextManager != "" && a.Context == nil {
+		return nil, fmt.Errorf("run %s: the agent %s ran with the context manager %s, whose settings its log does not hold (an agent built without AgentSpec.ContextConfig): set agent_configs.%s.context_manager to replay it",
+			rec.Run.ID, a.Name, t.p.ContextManager, a.Name)
+	}
+	a.Limits.MaxRetries = t.p.MaxRetries
+	if t.tactic == CompactTactic {
+		// The recorded template, under the summary prompt's path.
+		if a.System, err = dialog.NewPrompt(summaryPath, a.System.Template); err != nil {
+			return nil, fmt.Errorf("agent %s: %w", a.Name, err)
+		}
+		a.Limits = textOnly(a.Limits)
+		return summarizeWithAgent(ctx, a, history)
+	}
+	if t.p.Role == "guest" {
+		a.System = a.System.WithoutTools()
+		a.Limits = textOnly(a.Limits)
+	} else {
+		tools := &recordedTools{agent: a.Name, calls: rec.ToolCalls()}
+		recall, ask, err := conversationTools(
+			func(_ context.Context, in recallArgs) (string, error) { return served(tools, recallName, in) },
+			func(_ context.Context, in askArgs) (string, error) { return served(tools, askName, in) })
+		if err != nil {
+			return nil, err
+		}
+		if a.System, err = withTools(a.System, recall, ask); err != nil {
+			return nil, fmt.Errorf("agent %s: %w", a.Name, err)
+		}
+	}
+	reply, err := answerWithAgent(ctx, a, t.p.Sender, t.p.CWD, history)
+	if err != nil {
+		return nil, err
+	}
+	return reply.Text(), nil
+}
+
+// history is what the recorded run started from: the messages after the
+// system prompt of the dialog the answering agent opened, as many as
+// params.history says.
+func (t *servedRun) history(rec *replay.Recording) ([]dialog.Message, error) {
+	d := rec.Dialog(t.p.Answering, t.alias())
+	if d == nil {
+		return nil, fmt.Errorf("run %s: its log has no dialog %q of the agent %s, which the %s run started from", rec.Run.ID, t.alias(), t.p.Answering, t.tactic)
+	}
+	msgs := d.Messages()
+	if len(msgs) < 1+t.p.History {
+		return nil, fmt.Errorf("run %s: the dialog %q of the agent %s holds %d messages after its system prompt, fewer than params.history (%d)", rec.Run.ID, t.alias(), t.p.Answering, len(msgs)-1, t.p.History)
+	}
+	out := make([]dialog.Message, t.p.History)
+	for i, m := range msgs[1 : 1+t.p.History] {
+		out[i] = *m.Clone()
+	}
+	return out, nil
+}
+
+// recordedTools serves the results of a run's conversation tools from
+// its log: each call gets the result of the first recorded call of that
+// tool, by that agent, with the same arguments, that no call got yet.
+type recordedTools struct {
+	agent string
+
+	mu    sync.Mutex
+	calls []*logs.ToolCall // in log order; nil once served
+}
+
+// served returns what the recorded call of the tool name with the
+// arguments in returned: its text, or its error.
+func served[In comparable](r *recordedTools, name string, in In) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, c := range r.calls {
+		if c == nil || c.Agent != r.agent || c.Name != name || c.Repeated || !ran(c) {
+			continue
+		}
+		var args In
+		if json.Unmarshal(c.Arguments, &args) != nil || args != in {
+			continue
+		}
+		r.calls[i] = nil
+		if c.Error != "" {
+			return "", errors.New(c.Error)
+		}
+		// The result is "Return of calling function NAME with arguments
+		// ARGS:" and a line break, then what the tool returned.
+		_, out, ok := strings.Cut(c.Result, "\n")
+		if !ok {
+			return "", fmt.Errorf("the recorded result of this %s call is not one a tool returned: %.80q", name, c.Result)
+		}
+		return out, nil
+	}
+	b, _ := json.Marshal(in)
+	return "", fmt.Errorf("the recording has no %s call of %s with the arguments %s whose result a replay could serve", name, r.agent, b)
+}
+
+// ran reports whether c records a call its tool ran, rather than one the
+// call loop answered itself (tools withdrawn, an unknown tool).
+func ran(c *logs.ToolCall) bool {
+	return c.Error != "no tools are available now" && !strings.HasPrefix(c.Error, "unknown function ")
+}
