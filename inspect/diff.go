@@ -238,8 +238,10 @@ func Compare(a, b *Tree) (*Diff, error) {
 	matched := make(map[*Node]bool, len(b.Nodes))
 	// found are the divergences with when A's log wrote their message.
 	type found struct {
-		at int64
-		v  Divergence
+		at   int64
+		v    Divergence
+		na   *Node
+		x, y *dialog.Message // A's and B's message at v.Index; nil for none
 	}
 	var fs []found
 	for _, na := range a.Nodes {
@@ -279,7 +281,7 @@ func Compare(a, b *Tree) (*Diff, error) {
 				v.LaterDiffer++
 			}
 		}
-		fs = append(fs, found{divergedAt(na, i), v})
+		fs = append(fs, found{divergedAt(na, i), v, na, x, y})
 	}
 	for _, nb := range b.Nodes {
 		if !matched[nb] {
@@ -289,8 +291,24 @@ func Compare(a, b *Tree) (*Diff, error) {
 	// In A's log order; divergences at the same place (past the end of
 	// dialogs of A) keep the order the dialogs appeared in.
 	slices.SortStableFunc(fs, func(x, y found) int { return cmp.Compare(x.at, y.at) })
+	// An agent's reply is written twice: in the working copy it was made
+	// in (ALIAS#N), then in the dialog that keeps it (ALIAS). When the
+	// keeping dialog diverges at that reply, it says again what its
+	// working copy's divergence, written first, says: it is left out.
+	byNode := make(map[*Node]int, len(fs))
+	for i, f := range fs {
+		byNode[f.na] = i
+	}
+	dup := make([]bool, len(fs))
 	for _, f := range fs {
-		d.Divergences = append(d.Divergences, f.v)
+		if i, ok := byNode[keeper(f.na)]; ok && same(f.x, fs[i].x) && same(f.y, fs[i].y) {
+			dup[i] = true
+		}
+	}
+	for i, f := range fs {
+		if !dup[i] {
+			d.Divergences = append(d.Divergences, f.v)
+		}
 	}
 	d.Identical = d.A.Tactic == d.B.Tactic && d.A.Status == d.B.Status &&
 		d.Task == nil && len(d.Config) == 0 && d.Result == nil && len(d.Divergences) == 0 && len(d.OnlyA) == 0 &&
@@ -368,6 +386,34 @@ func diffFrom(a, b []*dialog.Message, from int) int {
 		return max(from, min(len(a), len(b)))
 	}
 	return -1
+}
+
+// keeper is the dialog the replies of the working copy n are kept in: the
+// agent's dialog whose alias is n's without "#N", n's nearest ancestor
+// that is not a working copy. It is nil when n is not a working copy.
+func keeper(n *Node) *Node {
+	base, _, ok := strings.Cut(n.Alias, "#")
+	if !ok {
+		return nil
+	}
+	for p := n.Parent; p != nil; p = p.Parent {
+		if !strings.Contains(p.Alias, "#") {
+			if p.Owner != n.Owner || p.Alias != base {
+				return nil
+			}
+			return p
+		}
+	}
+	return nil
+}
+
+// same reports whether two messages, either of which may be nil for
+// none, have the same content.
+func same(a, b *dialog.Message) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return !differ(a, b)
 }
 
 // differ reports whether two messages differ in content.
@@ -455,11 +501,47 @@ func lineDiff(a, b []string, maxLines int) string {
 	for i := len(a) - suf; i < len(a)-suf+min(2, suf); i++ {
 		out = append(out, "  "+clip(a[i]))
 	}
+	out = hunks(out, 2)
 	if len(out) > maxLines {
 		more := len(out) - maxLines + 1
 		out = append(out[:maxLines-1], fmt.Sprintf("… (%d more lines)", more))
 	}
 	return strings.Join(out, "\n")
+}
+
+// hunks keeps, of each run of context lines ("  ") in a diff, the ctx
+// lines next to a change on either side, and replaces the others with one
+// line that counts them, so that a change far from the first one still
+// shows within the diff's cut.
+func hunks(lines []string, ctx int) []string {
+	out := lines[:0:0]
+	for i := 0; i < len(lines); {
+		if !strings.HasPrefix(lines[i], "  ") {
+			out = append(out, lines[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(lines) && strings.HasPrefix(lines[j], "  ") {
+			j++
+		}
+		head, tail := ctx, ctx // lines kept after a change, before the next
+		if i == 0 {
+			head = 0
+		}
+		if j == len(lines) {
+			tail = 0
+		}
+		if n := j - i - head - tail; n > 1 {
+			out = append(out, lines[i:i+head]...)
+			out = append(out, fmt.Sprintf("… %d unchanged lines", n))
+			out = append(out, lines[j-tail:j]...)
+		} else {
+			out = append(out, lines[i:j]...)
+		}
+		i = j
+	}
+	return out
 }
 
 // lcsDiff diffs two short line lists with a longest common subsequence.
@@ -528,8 +610,27 @@ func jsonChanges(a, b json.RawMessage) []Change {
 			out = append(out, Change{Path: p, B: vb})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	sort.Slice(out, func(i, j int) bool { return pathLess(out[i].Path, out[j].Path) })
 	return out
+}
+
+// pathLess orders dotted paths key by key, and list indexes by number:
+// candidates.2 before candidates.10.
+func pathLess(a, b string) bool {
+	sa, sb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := range min(len(sa), len(sb)) {
+		x, y := sa[i], sb[i]
+		if x == y {
+			continue
+		}
+		nx, errx := strconv.Atoi(x)
+		ny, erry := strconv.Atoi(y)
+		if errx == nil && erry == nil && nx != ny {
+			return nx < ny
+		}
+		return x < y
+	}
+	return len(sa) < len(sb)
 }
 
 func flatten(raw json.RawMessage, path string, into map[string]string) {

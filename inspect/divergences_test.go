@@ -48,9 +48,10 @@ func compareText(t *testing.T, d *inspect.Diff, opts inspect.TextOptions) string
 }
 
 // Replies that differ in turns 1 and 3 and in the judge's answer: each
-// working copy where a reply differs, each dialog a differing reply was
-// kept in, in the order A's log wrote them; turn 2, whose reply is the
-// same, only inherits turn 1's and has none of its own.
+// working copy where a reply differs, in the order A's log wrote them; the
+// dialogs the replies were kept in diverge at the same replies, written
+// again, and are left out; turn 2, whose reply is the same, only inherits
+// turn 1's and has none of its own.
 func TestDivergencesEveryTurn(t *testing.T) {
 	a := load(t, agentRun(t, "You add.", "<answer>4</answer>", "<answer>6</answer>", "<answer>8</answer>", "ok"), inspect.Options{Messages: true})
 	b := load(t, agentRun(t, "You add.", "<answer>5</answer>", "<answer>6</answer>", "<answer>9</answer>", "good"), inspect.Options{Messages: true})
@@ -65,11 +66,15 @@ func TestDivergencesEveryTurn(t *testing.T) {
 	verdict := "  [assistant judge]\n- ok\n+ good"
 	checkDivergences(t, d.Divergences, []wantDivergence{
 		{key: coder("main#1", 1), index: 2, roleA: "assistant", roleB: "assistant", diff: turn1},
-		{key: coder("main", 1), index: 2, roleA: "assistant", roleB: "assistant", diff: turn1, later: 1}, // and turn 3's, at 6
 		{key: coder("main#1", 3), index: 6, roleA: "assistant", roleB: "assistant", diff: turn3},
 		{key: judge("main#1"), index: 2, roleA: "assistant", roleB: "assistant", diff: verdict},
-		{key: judge("main"), index: 2, roleA: "assistant", roleB: "assistant", diff: verdict},
 	})
+	// The dialogs that keep the replies differ all the same.
+	for _, dd := range d.Dialogs {
+		if (dd.Key == coder("main", 1) || dd.Key == judge("main")) && dd.FirstDiff != 2 {
+			t.Errorf("%v: first diff %d, want 2", dd.Key, dd.FirstDiff)
+		}
+	}
 	if f := d.First(); f != &d.Divergences[0] {
 		t.Errorf("First() = %+v, want the first of Divergences", f)
 	}
@@ -90,27 +95,27 @@ func TestDivergencesEveryTurn(t *testing.T) {
 	all := compareText(t, d, inspect.TextOptions{})
 	var blocks []string
 	for i, v := range d.Divergences {
-		h := fmt.Sprintf("divergence %d of 5: %s (A %s, B %s), message %d", i+1, v.Key, v.A[:8], v.B[:8], v.Index)
+		h := fmt.Sprintf("divergence %d of 3: %s (A %s, B %s), message %d", i+1, v.Key, v.A[:8], v.B[:8], v.Index)
 		if v.LaterDiffer == 1 {
 			h += "; 1 later message differs"
 		}
 		blocks = append(blocks, h+"\n  "+strings.ReplaceAll(v.Diff, "\n", "\n  ")+"\n")
 	}
 	if want := strings.Join(blocks, ""); !strings.Contains(all, want) {
-		t.Errorf("text lacks the five blocks in order:\n%s\nwant:\n%s", all, want)
+		t.Errorf("text lacks the three blocks in order:\n%s\nwant:\n%s", all, want)
 	}
 	if strings.Contains(all, "… and") || strings.Contains(all, "no message differs") {
 		t.Errorf("text with Max 0 leaves divergences out:\n%s", all)
 	}
-	two := compareText(t, d, inspect.TextOptions{Max: 2, MoreHint: "ask for all"})
-	if want := blocks[0] + blocks[1] + "… and 3 more (ask for all)\n"; !strings.Contains(two, want) || strings.Contains(two, "divergence 3 of") {
-		t.Errorf("text with Max 2:\n%s\nwant:\n%s", two, want)
+	one := compareText(t, d, inspect.TextOptions{Max: 1, MoreHint: "ask for all"})
+	if want := blocks[0] + "… and 2 more (ask for all)\n"; !strings.Contains(one, want) || strings.Contains(one, "divergence 2 of") {
+		t.Errorf("text with Max 1:\n%s\nwant:\n%s", one, want)
 	}
-	if bare := compareText(t, d, inspect.TextOptions{Max: 4}); !strings.Contains(bare, "\n… and 1 more\n") {
-		t.Errorf("text with Max 4 and no hint:\n%s", bare)
+	if bare := compareText(t, d, inspect.TextOptions{Max: 2}); !strings.Contains(bare, "\n… and 1 more\n") {
+		t.Errorf("text with Max 2 and no hint:\n%s", bare)
 	}
-	if same := compareText(t, d, inspect.TextOptions{Max: 5}); same != all {
-		t.Errorf("Max 5 of 5:\n%s\nall:\n%s", same, all)
+	if same := compareText(t, d, inspect.TextOptions{Max: 3}); same != all {
+		t.Errorf("Max 3 of 3:\n%s\nall:\n%s", same, all)
 	}
 
 	// JSON: "divergences" in order, and the runs by run_id.
@@ -131,8 +136,8 @@ func TestDivergencesEveryTurn(t *testing.T) {
 	if err := json.Unmarshal(raw, &j); err != nil {
 		t.Fatal(err)
 	}
-	if j.A.RunID != a.RunID || a.RunID == "" || len(j.Divergences) != 5 || j.Divergences[2].Key != coder("main#1", 3) ||
-		j.Divergences[2].Index != 6 || j.Divergences[1].LaterDiffer != 1 || strings.Contains(string(raw), "first_divergence") {
+	if j.A.RunID != a.RunID || a.RunID == "" || len(j.Divergences) != 3 || j.Divergences[1].Key != coder("main#1", 3) ||
+		j.Divergences[1].Index != 6 || j.Divergences[0].LaterDiffer != 0 || strings.Contains(string(raw), "first_divergence") {
 		t.Errorf("JSON %s", raw)
 	}
 }

@@ -59,10 +59,11 @@ func debateRuns(t *testing.T) (logDir, a, b string) {
 }
 
 // The divergences of the two debates, in the order A's log wrote them:
-// con's round-2 reply where it was made and where it was kept, pro
-// receiving it, the judge's prompt (its transcript) with the verdict
-// after it, and the verdict where it was made. Round 3's working copies
-// inherit round 2's reply and answer alike: none of their own.
+// con's round-2 reply where it was made (where it was kept, con's main,
+// says it again and is left out), pro receiving it, the judge's prompt
+// (its transcript) with the verdict after it, and the verdict where it
+// was made. Round 3's working copies inherit round 2's reply and answer
+// alike: none of their own.
 var debateDivergences = []struct {
 	owner, alias string
 	turn, index  int
@@ -72,7 +73,6 @@ var debateDivergences = []struct {
 	header       string // what the text says after "message N"
 }{
 	{"con", "main#1", 2, 5, "assistant", "assistant", "  [assistant con]\n- [C2] Mentoring needs a room.\n+ [C2] Juniors learn by overhearing.", 0, ""},
-	{"con", "main", 1, 5, "assistant", "assistant", "  [assistant con]\n- [C2] Mentoring needs a room.\n+ [C2] Juniors learn by overhearing.", 0, ""},
 	{"pro", "main", 1, 5, "user", "user", "  [user con]\n- [C2] Mentoring needs a room.\n+ [C2] Juniors learn by overhearing.", 0, ""},
 	{"judge", "main", 1, 1, "user", "user", "  Round 2\n  PRO: [P2] Async tools.\n- CON: [C2] Mentoring needs a room.\n+ CON: [C2] Juniors learn by overhearing.\n  \n  Round 3", 1, "; 1 later message differs"},
 	{"judge", "main#1", 1, 2, "assistant", "assistant", "  [assistant judge]\n- Pro was clearer. <verdict>pro wins</verdict>\n+ Con was clearer. <verdict>con wins</verdict>", 0, ""},
@@ -169,17 +169,17 @@ func TestDiffEveryDivergence(t *testing.T) {
 
 	// --max: the first N, then how many more; 0 or enough shows all.
 	r = lllm(t, "diff", a, b, "--log-dir", logDir, "--max", "2")
-	if want := "\n" + blocks[0] + blocks[1] + "… and 3 more (--max 0 shows all)\ndialog "; r.code != 0 || !strings.Contains(r.stdout, want) ||
-		strings.Contains(r.stdout, "divergence 3 of 5") {
+	if want := "\n" + blocks[0] + blocks[1] + "… and 2 more (--max 0 shows all)\ndialog "; r.code != 0 || !strings.Contains(r.stdout, want) ||
+		strings.Contains(r.stdout, "divergence 3 of 4") {
 		t.Errorf("--max 2:\n%s\nwant:\n%s", r.stdout, want)
 	}
 	all := lllm(t, "diff", a, b, "--log-dir", logDir, "--max", "0")
-	if five := lllm(t, "diff", a, b, "--log-dir", logDir, "--max", "5"); all.stdout != five.stdout || !strings.Contains(all.stdout, blocks[4]) {
-		t.Errorf("--max 0:\n%s\n--max 5:\n%s", all.stdout, five.stdout)
+	if four := lllm(t, "diff", a, b, "--log-dir", logDir, "--max", "4"); all.stdout != four.stdout || !strings.Contains(all.stdout, blocks[3]) {
+		t.Errorf("--max 0:\n%s\n--max 4:\n%s", all.stdout, four.stdout)
 	}
 	// -o json has them all whatever --max says.
-	if j := decodeJSON[diffJSON](t, lllm(t, "diff", a, b, "--log-dir", logDir, "-o", "json", "--max", "1").stdout); len(j.Divergences) != 5 {
-		t.Errorf("-o json --max 1: %d divergences, want 5", len(j.Divergences))
+	if j := decodeJSON[diffJSON](t, lllm(t, "diff", a, b, "--log-dir", logDir, "-o", "json", "--max", "1").stdout); len(j.Divergences) != 4 {
+		t.Errorf("-o json --max 1: %d divergences, want 4", len(j.Divergences))
 	}
 	wantError(t, lllm(t, "diff", a, b, "--log-dir", logDir, "--max", "-1"), ExitUsage, "--max -1")
 
@@ -187,7 +187,7 @@ func TestDiffEveryDivergence(t *testing.T) {
 	// sides swapped.
 	j := decodeJSON[diffJSON](t, lllm(t, "diff", b, a, "--log-dir", logDir, "-o", "json").stdout)
 	swapped := "  [assistant judge]\n- Con was clearer. <verdict>con wins</verdict>\n+ Pro was clearer. <verdict>pro wins</verdict>"
-	if len(j.Divergences) != 5 || j.Divergences[4].Diff != swapped || j.Divergences[0].Key.Owner != "con" || j.Divergences[3].LaterDiffer != 1 {
+	if len(j.Divergences) != 4 || j.Divergences[3].Diff != swapped || j.Divergences[0].Key.Owner != "con" || j.Divergences[2].LaterDiffer != 1 {
 		t.Errorf("B against A: %+v", j.Divergences)
 	}
 }
