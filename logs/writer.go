@@ -73,6 +73,9 @@ type Writer struct {
 	closed  bool
 	start   time.Time
 	totals  Totals // of the records accepted so far
+	// ended holds the totals the run_end record gave, once it is written:
+	// what Totals returns from then on.
+	ended *Totals
 	// declared holds the digests of the declarations records written:
 	// each set is written once.
 	declared map[string]bool
@@ -227,7 +230,8 @@ func (w *Writer) write(rec *Record, last bool) error {
 	rec.Seq = w.seq + 1
 	rec.Time = time.Now().UTC()
 	if last {
-		rec.RunEnd.Totals = w.totalsLocked()
+		t := w.totalsLocked()
+		rec.RunEnd.Totals, w.ended = t, &t
 	}
 	if later {
 		w.queue = append(w.queue, queued{rec: *rec})
@@ -376,7 +380,8 @@ func (w *Writer) count(rec *Record) {
 }
 
 // Totals sums what the log holds so far: dialogs, messages, model and tool
-// calls, their cost, and the time since run_start.
+// calls, their cost, and the time since run_start. Once Finish has written
+// run_end, it is the totals that record holds, its duration included.
 func (w *Writer) Totals() Totals {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -384,6 +389,9 @@ func (w *Writer) Totals() Totals {
 }
 
 func (w *Writer) totalsLocked() Totals {
+	if w.ended != nil {
+		return *w.ended
+	}
 	t := w.totals
 	t.DurationMS = float64(time.Since(w.start).Microseconds()) / 1e3
 	return t
