@@ -84,8 +84,9 @@ type MockToolCall struct {
 
 // MockRule answers the calls whose last user message contains Match and
 // matches the regular expression Regex, and whose system message contains
-// System: the conditions set must all hold, and at least one must be set.
-// System tells agents apart when they receive the same message.
+// System: the conditions set must all hold. System tells agents apart when
+// they receive the same message. A rule with none of them and Times set
+// answers the first Times calls, whatever they are.
 type MockRule struct {
 	Match  string `json:"match,omitempty" yaml:"match,omitempty"`
 	Regex  string `json:"regex,omitempty" yaml:"regex,omitempty"`
@@ -154,8 +155,8 @@ func NewMock(cfg MockConfig) (*Mock, error) {
 		}
 	}
 	for i, r := range cfg.Rules {
-		if r.Match == "" && r.Regex == "" && r.System == "" {
-			return nil, fmt.Errorf("mock: rules[%d]: set match, regex or system", i)
+		if r.Match == "" && r.Regex == "" && r.System == "" && r.Times == 0 {
+			return nil, fmt.Errorf("mock: rules[%d]: set match, regex or system, or times for the first calls whatever they are", i)
 		}
 		if r.Times < 0 {
 			return nil, fmt.Errorf("mock: rules[%d]: times %d is negative: leave it out for a rule that always answers", i, r.Times)

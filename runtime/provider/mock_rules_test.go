@@ -92,3 +92,22 @@ func TestMockRuleTimesConcurrent(t *testing.T) {
 		t.Errorf("%d of 40 concurrent calls got the rule's reply, want its times, 5", ruled)
 	}
 }
+
+// A rule with times and no condition answers the first calls, whatever
+// they are: the plainest scripted retry. A rule with neither is refused.
+func TestMockRuleTimesAlone(t *testing.T) {
+	m := openMockModel(t, MockConfig{Rules: []MockRule{
+		{Times: 1, Reply: MockReply{Error: "server"}},
+		{Match: "q", Reply: MockReply{Text: "answer"}},
+	}})
+	req := &Request{Messages: []*dialog.Message{systemMsg("You answer."), userMsg("q")}}
+	if e := generateErr(t, t.Context(), m, req); e.Kind != ErrServer {
+		t.Fatalf("first call: %v, want the scripted server error", e)
+	}
+	if got := generate(t, m, req).Message.Content; got != "answer" {
+		t.Errorf("second call: %q, want the next rule's answer", got)
+	}
+	if _, err := NewMock(MockConfig{Rules: []MockRule{{Reply: MockReply{Text: "x"}}}}); err == nil || !strings.Contains(err.Error(), "rules[0]: set match, regex or system, or times") {
+		t.Errorf("a rule with no condition and no times: %v", err)
+	}
+}
