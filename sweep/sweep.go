@@ -146,13 +146,17 @@ func New(ctx context.Context, spec *Spec, opts Options) (*Sweep, error) {
 		return nil, &SpecError{errors.Join(errs...)}
 	}
 	ropts := tactics.RunOptions{HTTPClient: opts.HTTPClient, Models: s.models}
+	var cellErrs []error
 	for _, c := range s.Cells {
 		if err := tactics.Check(ctx, c.Config, ropts); err != nil {
-			if len(c.Settings) > 0 {
-				return nil, fmt.Errorf("cell %s: %w", c.Label(), err)
+			if len(c.Settings) == 0 {
+				return nil, err
 			}
-			return nil, err
+			cellErrs = append(cellErrs, cellProblems(c, err, spec)...)
 		}
+	}
+	if len(cellErrs) > 0 {
+		return nil, &tactics.ConfigError{Err: errors.Join(cellErrs...)}
 	}
 	s.Dir = opts.Dir
 	if s.Dir == "" {
@@ -266,6 +270,39 @@ func (s *Sweep) eachSample(yield func(sm sample, done bool) bool) {
 func (s *Sweep) done(cell string, row *Row, repeat int, scorers map[string]string) bool {
 	e, ok := s.records.get(cell, row.ID, repeat)
 	return ok && s.final(e) && s.records.fresh(e, row, scorers)
+}
+
+// cellProblems names c in each problem of err, the check of its config.
+// A problem the config places at one of c's axes ("--set PATH", as axes
+// are applied) is placed at that axis in the spec instead: the spec set
+// the value, not a --set.
+func cellProblems(c *Cell, err error, spec *Spec) []error {
+	var ce *tactics.ConfigError
+	if errors.As(err, &ce) && ce.Err != nil {
+		err = ce.Err
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	lines := map[string]int{}
+	for _, a := range append(append([]Axis{}, spec.Axes...), spec.Zip...) {
+		lines[a.Path] = a.Line
+	}
+	out := make([]error, 0, len(errs))
+	for _, e := range errs {
+		var pe *config.Error
+		if errors.As(e, &pe) {
+			path, isSet := strings.CutPrefix(pe.File, "--set ")
+			msg, ok := strings.CutPrefix(e.Error(), pe.File+": ")
+			if line, isAxis := lines[path]; isSet && ok && isAxis {
+				out = append(out, fmt.Errorf("%s:%d: axis %s, cell %s: %s", spec.Path, line, path, c.Label(), msg))
+				continue
+			}
+		}
+		out = append(out, fmt.Errorf("cell %s: %w", c.Label(), e))
+	}
+	return out
 }
 
 // final says whether the record e stands for needs no further run: it
