@@ -61,8 +61,9 @@ line in the file) and, when the line has an id, task_id: lllm runs
 --label task_line lists the runs of batches.
 
 -o json prints one JSON object per run ({run_id, dir, status, result,
-error, cost, duration_ms}), an array of them for --tasks, where each also
-has the task_id of its line when the line has an id. cost is the run log's
+cost, duration_ms}), an array of them for --tasks, where each also
+has the task_id of its line when the line has an id; error is there only
+when the run failed or was cancelled. cost is the run log's
 cost object: input_tokens, cached_input_tokens, cache_write_tokens,
 output_tokens, reasoning_tokens and usd, each left out when zero.
 
@@ -372,7 +373,7 @@ type resultJSON struct {
 	Dir        string          `json:"dir,omitempty"`
 	Status     string          `json:"status"`
 	Result     json.RawMessage `json:"result"`
-	Error      string          `json:"error"`
+	Error      string          `json:"error,omitempty"`
 	Cost       dialog.Cost     `json:"cost"`
 	DurationMS float64         `json:"duration_ms"`
 }
