@@ -538,6 +538,18 @@ func ProviderConfig(cfg *config.Config) (provider.Config, error) {
 		if err := cfg.DecodeSection("mock", pc.Mock); err != nil {
 			return pc, err
 		}
+		// Every problem of the script, each where it was written.
+		var errs []error
+		for _, err := range pc.Mock.Check() {
+			var mp *provider.MockProblem
+			if errors.As(err, &mp) {
+				err = cfg.Errorf(append([]string{"mock"}, mp.Path...), "%s", err)
+			}
+			errs = append(errs, err)
+		}
+		if len(errs) > 0 {
+			return pc, errors.Join(errs...)
+		}
 	}
 	if cfg.Prices != nil {
 		pc.Prices = make(map[string]provider.Price, len(cfg.Prices))

@@ -140,72 +140,94 @@ type mockRule struct {
 }
 
 // NewMock returns a Mock scripted by cfg, or an error saying what in cfg
-// is wrong.
+// is wrong (every problem Check finds).
 func NewMock(cfg MockConfig) (*Mock, error) {
+	if errs := cfg.Check(); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
 	m := &Mock{cfg: cfg, seen: map[uint64]uint64{}}
-	if !(cfg.ErrorRate >= 0 && cfg.ErrorRate <= 1) {
-		return nil, fmt.Errorf("mock: error_rate %v is not between 0 and 1", cfg.ErrorRate)
-	}
-	if cfg.Latency < 0 {
-		return nil, fmt.Errorf("mock: latency %v is negative", cfg.Latency)
-	}
-	for i, r := range cfg.Replies {
-		if err := r.check(); err != nil {
-			return nil, fmt.Errorf("mock: replies[%d]: %w", i, err)
-		}
-	}
-	for i, r := range cfg.Rules {
-		if r.Match == "" && r.Regex == "" && r.System == "" && r.Times == 0 {
-			return nil, fmt.Errorf("mock: rules[%d]: set match, regex or system, or times for the first calls whatever they are", i)
-		}
-		if r.Times < 0 {
-			return nil, fmt.Errorf("mock: rules[%d]: times %d is negative: leave it out for a rule that always answers", i, r.Times)
-		}
+	for _, r := range cfg.Rules {
 		rule := mockRule{match: r.Match, system: r.System, times: int64(r.Times), reply: r.Reply}
 		if r.Times > 0 {
 			rule.used = new(atomic.Int64)
 		}
 		if r.Regex != "" {
-			re, err := regexp.Compile(r.Regex)
-			if err != nil {
-				return nil, fmt.Errorf("mock: rules[%d]: regex: %w", i, err)
-			}
-			rule.re = re
-		}
-		if err := r.Reply.check(); err != nil {
-			return nil, fmt.Errorf("mock: rules[%d]: reply: %w", i, err)
+			rule.re = regexp.MustCompile(r.Regex) // Check compiled it
 		}
 		m.rules = append(m.rules, rule)
 	}
 	return m, nil
 }
 
-func (r MockReply) check() error {
-	if r.Error != "" && (r.Text != "" || len(r.ToolCalls) > 0) {
-		return fmt.Errorf("error %q with text or tool_calls: a reply is one or the other", r.Error)
+// MockProblem is a problem of a MockConfig: the setting at Path, such as
+// ["rules", "0", "times"], under the config's mock section.
+type MockProblem struct {
+	Path []string
+	Msg  string
+}
+
+func (p *MockProblem) Error() string { return "mock." + strings.Join(p.Path, ".") + ": " + p.Msg }
+
+// Check returns every problem of c, each a *MockProblem, in the order of
+// its settings; none when a Mock can be made of it.
+func (c MockConfig) Check() []error {
+	var errs []error
+	add := func(msg string, path ...string) { errs = append(errs, &MockProblem{Path: path, Msg: msg}) }
+	if !(c.ErrorRate >= 0 && c.ErrorRate <= 1) {
+		add(fmt.Sprintf("%v is not between 0 and 1", c.ErrorRate), "error_rate")
 	}
-	if r.Error != "" {
-		if _, ok := mockErrors[r.Error]; !ok {
-			names := make([]string, 0, len(mockErrors))
-			for name := range mockErrors {
-				names = append(names, name)
+	if c.Latency < 0 {
+		add(fmt.Sprintf("%v is negative", c.Latency), "latency")
+	}
+	for i, r := range c.Rules {
+		at := func(key ...string) []string { return append([]string{"rules", strconv.Itoa(i)}, key...) }
+		if r.Match == "" && r.Regex == "" && r.System == "" && r.Times == 0 {
+			add("set match, regex or system, or times for the first calls whatever they are", at()...)
+		}
+		if r.Times < 0 {
+			add(fmt.Sprintf("%d is negative: leave it out for a rule that always answers", r.Times), at("times")...)
+		}
+		if r.Regex != "" {
+			if _, err := regexp.Compile(r.Regex); err != nil {
+				add(err.Error(), at("regex")...)
 			}
-			slices.Sort(names)
-			return fmt.Errorf("unknown error %q (want one of %s)", r.Error, strings.Join(names, ", "))
+		}
+		for _, p := range r.Reply.check() {
+			add(p.Msg, append(at("reply"), p.Path...)...)
+		}
+	}
+	for i, r := range c.Replies {
+		for _, p := range r.check() {
+			add(p.Msg, append([]string{"replies", strconv.Itoa(i)}, p.Path...)...)
+		}
+	}
+	return errs
+}
+
+// check returns the problems of r, at paths within it.
+func (r MockReply) check() []MockProblem {
+	var out []MockProblem
+	if r.Error != "" && (r.Text != "" || len(r.ToolCalls) > 0) {
+		out = append(out, MockProblem{[]string{"error"}, fmt.Sprintf("%q with text or tool_calls: a reply is one or the other", r.Error)})
+	} else if r.Error != "" {
+		if _, ok := mockErrors[r.Error]; !ok {
+			names := slices.Sorted(maps.Keys(mockErrors))
+			out = append(out, MockProblem{[]string{"error"}, fmt.Sprintf("unknown error %q (want one of %s)", r.Error, strings.Join(names, ", "))})
 		}
 	}
 	if r.RetryAfter < 0 {
-		return fmt.Errorf("retry_after %v is negative", r.RetryAfter)
+		out = append(out, MockProblem{[]string{"retry_after"}, fmt.Sprintf("%v is negative", r.RetryAfter)})
 	}
 	for j, tc := range r.ToolCalls {
+		at := []string{"tool_calls", strconv.Itoa(j)}
 		if tc.Name == "" {
-			return fmt.Errorf("tool_calls[%d]: no name", j)
+			out = append(out, MockProblem{append(at, "name"), "missing: the tool to call"})
 		}
 		if _, err := json.Marshal(tc.Arguments); err != nil {
-			return fmt.Errorf("tool_calls[%d]: arguments: %w", j, err)
+			out = append(out, MockProblem{append(at, "arguments"), err.Error()})
 		}
 	}
-	return nil
+	return out
 }
 
 // Call implements llms.Model.

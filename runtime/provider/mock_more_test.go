@@ -562,7 +562,7 @@ func TestMockYAMLErrors(t *testing.T) {
 		{"error_rate: 2", "error_rate"},
 		{"seed: 1.5", "seed"},
 		{"replies: {text: hi}", "replies"},
-		{"replies: [{error: ratelimit}]", "replies[0]"},
+		{"replies: [{error: ratelimit}]", "mock.replies.0.error"},
 		{"replies: [{error: rate_limit, retry_after: 2}]", "retry_after"},
 		{"replies: [{text: hi, error: server}]", "error"},
 		{"replies: [{tool_calls: [{name: f, arguments: '{\"x\": 1}'}]}]", "arguments"},

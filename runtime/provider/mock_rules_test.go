@@ -107,7 +107,7 @@ func TestMockRuleTimesAlone(t *testing.T) {
 	if got := generate(t, m, req).Message.Content; got != "answer" {
 		t.Errorf("second call: %q, want the next rule's answer", got)
 	}
-	if _, err := NewMock(MockConfig{Rules: []MockRule{{Reply: MockReply{Text: "x"}}}}); err == nil || !strings.Contains(err.Error(), "rules[0]: set match, regex or system, or times") {
+	if _, err := NewMock(MockConfig{Rules: []MockRule{{Reply: MockReply{Text: "x"}}}}); err == nil || !strings.Contains(err.Error(), "mock.rules.0: set match, regex or system, or times") {
 		t.Errorf("a rule with no condition and no times: %v", err)
 	}
 }
