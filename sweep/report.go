@@ -31,8 +31,12 @@ type Report struct {
 	PassK   []int    `json:"pass_k"`
 	// PassScorer is the scorer whose score of 1 makes a sample pass, for
 	// pass@k.
-	PassScorer string       `json:"pass_scorer,omitempty"`
-	Cells      []CellReport `json:"cells"`
+	PassScorer string `json:"pass_scorer,omitempty"`
+	// Baseline is the hash of the cell the others are compared with, set
+	// by [Report.Compare]; each other cell's VsBaseline has the paired
+	// differences.
+	Baseline string       `json:"baseline,omitempty"`
+	Cells    []CellReport `json:"cells"`
 	// Calls are the model calls this invocation made (0 for a report read
 	// from disk, and for a sweep that had nothing left to run); CacheHits
 	// the replies its cache served; Ran the samples it ran and recorded.
@@ -84,6 +88,13 @@ type CellReport struct {
 	// latencies, in milliseconds.
 	P50MS float64 `json:"latency_p50_ms"`
 	P95MS float64 `json:"latency_p95_ms"`
+	// VsBaseline compares the cell with the report's Baseline, by scorer
+	// name (see [Report.Compare]). It is nil for the baseline itself and
+	// before Compare.
+	VsBaseline map[string]Comparison `json:"vs_baseline,omitempty"`
+	// rows are the cell's samples of each dataset row it has finished
+	// samples of, by the report's row ids: what Compare pairs.
+	rows map[int32]*rowAgg
 }
 
 // MarshalJSON encodes c with its fields' names. A cell with no finished
@@ -236,8 +247,9 @@ const LatencySample = 2048
 // cellAgg aggregates a cell's records in bounded memory: counts and sums,
 // each scorer's sum and sum of squares (compensated, so the order of the
 // records does not change the result in practice), a LatencySample-sized
-// sample of latencies, and for pass@k a count per row (rows are the
-// dataset's, not the samples).
+// sample of latencies, and per row (rows are the dataset's, not the
+// samples) a count of samples and passes, for pass@k, and each scorer's
+// sum, for paired comparisons (Report.Compare).
 type cellAgg struct {
 	settings         Point
 	n, errors        int
@@ -245,13 +257,21 @@ type cellAgg struct {
 	cost             ksum
 	sum, sumSq       []ksum
 	lat              latencySample
-	perRow           map[int32]*passCount
+	perRow           map[int32]*rowAgg
 }
 
-type passCount struct{ n, c int }
+// rowAgg is what a cell keeps of one dataset row: its samples n, of which
+// c pass, and each scorer's sum of scores.
+type rowAgg struct {
+	n, c int
+	sum  []ksum
+}
+
+// mean is the row's mean score of scorer i.
+func (x *rowAgg) mean(i int) float64 { return x.sum[i].value() / float64(x.n) }
 
 func newCellAgg(scorers int) *cellAgg {
-	return &cellAgg{sum: make([]ksum, scorers), sumSq: make([]ksum, scorers), perRow: map[int32]*passCount{}}
+	return &cellAgg{sum: make([]ksum, scorers), sumSq: make([]ksum, scorers), perRow: map[int32]*rowAgg{}}
 }
 
 // add counts r, a sample of the dataset row row; scorers[pass] is the
@@ -271,14 +291,17 @@ func (a *cellAgg) add(r *Record, row int32, scorers []string, pass int) {
 		a.sumSq[i].add(v * v)
 	}
 	if len(scorers) > 0 {
-		pc := a.perRow[row]
-		if pc == nil {
-			pc = &passCount{}
-			a.perRow[row] = pc
+		ra := a.perRow[row]
+		if ra == nil {
+			ra = &rowAgg{sum: make([]ksum, len(scorers))}
+			a.perRow[row] = ra
 		}
-		pc.n++
+		ra.n++
 		if r.Scores[scorers[pass]] >= 1 {
-			pc.c++
+			ra.c++
+		}
+		for i, name := range scorers {
+			ra.sum[i].add(r.Scores[name])
 		}
 	}
 }
@@ -303,6 +326,7 @@ func (a *cellAgg) report(c ManifestCell, scorers []string, passK []int) CellRepo
 		cr.Scores = append(cr.Scores, st)
 	}
 	cr.P50MS, cr.P95MS = a.lat.percentile(50), a.lat.percentile(95)
+	cr.rows = a.perRow
 	for _, k := range passK {
 		var vals []float64
 		for _, x := range a.perRow {
@@ -384,7 +408,11 @@ func sampleHash(cell, row string, repeat int) uint64 {
 var Formats = []string{"text", "markdown", "csv", "json"}
 
 // Write writes the report as format: "text" (an aligned table), "markdown",
-// "csv" or "json".
+// "csv" or "json". After [Report.Compare], the tables have a column
+// "Δ SCORER" after each scorer's and a column "Δ rows" (see
+// [Comparison.String]), and text and markdown a line under the table
+// naming the baseline and saying what the columns mean; CSV stays one
+// header and one record per cell.
 func (r *Report) Write(w io.Writer, format string) error {
 	if format == "json" {
 		enc := json.NewEncoder(w)
@@ -393,6 +421,7 @@ func (r *Report) Write(w io.Writer, format string) error {
 		return enc.Encode(r)
 	}
 	header, rows := r.table()
+	var err error
 	switch format {
 	case "csv":
 		cw := csv.NewWriter(w)
@@ -410,9 +439,15 @@ func (r *Report) Write(w io.Writer, format string) error {
 				rows[i][j] = strings.ReplaceAll(rows[i][j], "|", `\|`)
 			}
 		}
-		return render(w, header, rows, renderer.NewMarkdown())
+		if err = render(w, header, rows, renderer.NewMarkdown()); err == nil && r.Baseline != "" {
+			_, err = fmt.Fprintf(w, "\n%s\n", r.baselineNote())
+		}
+		return err
 	case "text", "":
-		return render(w, header, rows, renderer.NewBlueprint())
+		if err = render(w, header, rows, renderer.NewBlueprint()); err == nil && r.Baseline != "" {
+			_, err = fmt.Fprintln(w, r.baselineNote())
+		}
+		return err
 	}
 	return fmt.Errorf("unknown format %q: want %s", format, strings.Join(Formats, ", "))
 }
@@ -445,7 +480,15 @@ func (r *Report) table() ([]string, [][]string) {
 	names := shortNames(r.Axes)
 	header := append([]string{}, names...)
 	header = append(header, "n")
-	header = append(header, r.Scorers...)
+	for _, name := range r.Scorers {
+		header = append(header, name)
+		if r.Baseline != "" {
+			header = append(header, "Δ "+name)
+		}
+	}
+	if r.Baseline != "" {
+		header = append(header, "Δ rows")
+	}
 	for _, k := range r.PassK {
 		header = append(header, fmt.Sprintf("pass@%d", k))
 	}
@@ -467,12 +510,18 @@ func (r *Report) table() ([]string, [][]string) {
 			n += "/" + strconv.Itoa(c.Expected)
 		}
 		row = append(row, n)
-		for _, s := range c.Scores {
+		for i, s := range c.Scores {
 			if c.N == 0 {
 				row = append(row, "-")
-				continue
+			} else {
+				row = append(row, fmt.Sprintf("%.3f ± %.3f", s.Mean, s.StdErr))
 			}
-			row = append(row, fmt.Sprintf("%.3f ± %.3f", s.Mean, s.StdErr))
+			if r.Baseline != "" && i < len(r.Scorers) {
+				row = append(row, c.deltaText(r.Scorers[i]))
+			}
+		}
+		if r.Baseline != "" {
+			row = append(row, c.pairedRowsText())
 		}
 		for _, k := range r.PassK {
 			if v, ok := c.PassAtK[strconv.Itoa(k)]; ok && !math.IsNaN(v) {

@@ -22,6 +22,7 @@ type sweepCmdOptions struct {
 	rerunFailed bool
 	shard       string
 	concurrency int
+	baseline    []string
 	format      *enumValue
 }
 
@@ -59,6 +60,14 @@ Job over a shared filesystem; 'lllm sweep merge DIR' then consolidates the
 shards. --dry-run checks everything and lists the cells, the samples to run
 and to re-score and an estimate of the model calls, and spends nothing.
 
+--baseline CELL compares every other cell with one cell, paired by row:
+each scorer gets a column "Δ SCORER", the cell's mean minus the baseline's
+over the rows both finished, ± its standard error, with * when its 95%
+confidence interval excludes 0. CELL is the baseline's axis settings as the
+table shows them (NAME=VALUE, comma-separated or repeated) or a prefix of
+its hash; one that names no cell or several is a usage error listing the
+cells. See docs/sweeps.md for the statistics and the fields -o json adds.
+
 A progress line goes to stderr when it is a terminal. The exit code is 0
 when every sample of the grid (or shard) is finished, 1 when the sweep
 stopped early (budget, failing provider, Ctrl-C; the table is printed
@@ -78,6 +87,9 @@ found before anything runs. See docs/sweeps.md.`,
   # Shard 2 of 8 (a Slurm array: --shard $SLURM_ARRAY_TASK_ID/8), then merge
   lllm sweep my-sweep.yaml --shard 2/8
   lllm sweep merge logs/sweeps/my-sweep
+
+  # Every cell against one, paired by row
+  lllm sweep configs/sweep-example.yaml --baseline temperature=0,model_name=mock/careful
 
   # The table again, from disk
   lllm sweep report logs/sweeps/example -o csv`,
@@ -105,6 +117,7 @@ found before anything runs. See docs/sweeps.md.`,
 	fs.BoolVar(&o.rerunFailed, "rerun-failed", false, "run again the samples that failed in their tactic, which are otherwise final")
 	fs.StringVar(&o.shard, "shard", "", "run only shard `I/N` of the samples (I from 0 to N-1)")
 	fs.IntVar(&o.concurrency, "concurrency", 0, "samples at once, overriding the spec's concurrency")
+	addBaselineFlag(cmd, &o.baseline)
 	_ = cmd.MarkFlagFilename("set")
 	addFormatFlag(cmd, "output", o.format)
 	cmd.AddCommand(newSweepReportCmd(opts), newSweepMergeCmd(opts))
@@ -146,6 +159,12 @@ func runSweep(cmd *cobra.Command, o *sweepCmdOptions, path string) error {
 	if err != nil {
 		return sweepConfigErr(err)
 	}
+	if len(o.baseline) > 0 {
+		// Checked before anything runs, as every other flag is.
+		if _, err := sw.FindCell(o.baseline...); err != nil {
+			return baselineErr(cmd, o.baseline, err)
+		}
+	}
 	warn(cmd, sw.Warnings())
 	out := newOutput(cmd)
 	if o.dryRun {
@@ -175,6 +194,11 @@ func runSweep(cmd *cobra.Command, o *sweepCmdOptions, path string) error {
 	}
 	if rep == nil {
 		return runErr
+	}
+	if len(o.baseline) > 0 {
+		if err := rep.Compare(o.baseline...); err != nil {
+			return baselineErr(cmd, o.baseline, err)
+		}
 	}
 	if err := rep.Write(out, o.format.value); err != nil {
 		return err
@@ -262,14 +286,24 @@ func writePlan(w io.Writer, p *sweep.Plan, format string) error {
 
 func newSweepReportCmd(opts *options) *cobra.Command {
 	format := newEnum("text", sweep.Formats...)
+	var baseline []string
 	cmd := &cobra.Command{
 		Use:   "report DIR",
 		Short: "Print a sweep's results table again, from its directory",
 		Long: `Print the results table of a sweep directory (such as logs/sweeps/example)
 from what it holds on disk: its manifest and every samples file, shards
-included. It runs nothing; "calls" is 0.`,
+included. It runs nothing; "calls" is 0.
+
+--baseline CELL compares every other cell with one cell, paired by row, as
+lllm sweep --baseline does: a column "Δ SCORER" per scorer with the mean
+difference over the rows both cells finished ± its standard error, and *
+when its 95% confidence interval excludes 0. CELL is NAME=VALUE settings as
+the table shows them (comma-separated or repeated) or a prefix of the
+cell's hash. See docs/sweeps.md.`,
 		Example: `  lllm sweep report logs/sweeps/example
-  lllm sweep report logs/sweeps/example -o markdown > results.md`,
+  lllm sweep report logs/sweeps/example -o markdown > results.md
+  lllm sweep report logs/sweeps/example --baseline temperature=0,model_name=mock/careful
+  lllm sweep report logs/sweeps/example --baseline temperature=0 --baseline model_name=mock/sloppy -o json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErrorf(cmd, "report takes one sweep DIR, such as logs/sweeps/example; got %d arguments", len(args))
@@ -278,19 +312,26 @@ included. It runs nothing; "calls" is 0.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rep, warnings, err := sweep.LoadReport(args[0])
-			return printReport(cmd, rep, warnings, err, format.value, "")
+			return printReport(cmd, rep, warnings, err, format.value, "", baseline)
 		},
 	}
+	addBaselineFlag(cmd, &baseline)
 	addFormatFlag(cmd, "output", format)
 	return cmd
 }
 
 // printReport prints what sweep report and sweep merge read from disk:
-// the warnings, then the table, and in text a line saying how much is done.
-func printReport(cmd *cobra.Command, rep *sweep.Report, warnings []string, err error, format, prefix string) error {
+// the warnings, then the table (compared with the cell baseline names, if
+// any), and in text a line saying how much is done.
+func printReport(cmd *cobra.Command, rep *sweep.Report, warnings []string, err error, format, prefix string, baseline []string) error {
 	warn(cmd, warnings)
 	if err != nil {
 		return err
+	}
+	if len(baseline) > 0 {
+		if err := rep.Compare(baseline...); err != nil {
+			return baselineErr(cmd, baseline, err)
+		}
 	}
 	out := newOutput(cmd)
 	if err := rep.Write(out, format); err != nil {
@@ -326,9 +367,21 @@ Nothing is deleted; merging twice is harmless.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rep, warnings, err := sweep.Merge(args[0], args[1:]...)
-			return printReport(cmd, rep, warnings, err, format.value, "merged: ")
+			return printReport(cmd, rep, warnings, err, format.value, "merged: ", nil)
 		},
 	}
 	addFormatFlag(cmd, "output", format)
 	return cmd
+}
+
+// addBaselineFlag adds --baseline, the cell the others are compared with.
+func addBaselineFlag(cmd *cobra.Command, baseline *[]string) {
+	cmd.Flags().StringArrayVar(baseline, "baseline", nil,
+		"compare every cell with the `CELL` named by NAME=VALUE[,...] axis settings as the table shows them or a prefix of its hash, paired by row (repeatable)")
+}
+
+// baselineErr is the usage error of a --baseline that names no cell or
+// several.
+func baselineErr(cmd *cobra.Command, baseline []string, err error) error {
+	return usageErrorf(cmd, "--baseline %s: %v", strings.Join(baseline, ","), err)
 }
