@@ -94,7 +94,9 @@ type MockRule struct {
 	// Times, when positive, is how many calls the rule answers, per
 	// opened model; after that it matches none, and the next rule or
 	// reply answers. A rule that fails once and then lets a later rule
-	// answer scripts a retry.
+	// answer scripts a retry. A run opens its models, but the samples
+	// of a sweep's cell share theirs: there, Times counts the calls of
+	// all of them.
 	Times int       `json:"times,omitempty" yaml:"times,omitempty"`
 	Reply MockReply `json:"reply" yaml:"reply"`
 }
