@@ -56,9 +56,13 @@ type Report struct {
 	Reran         int    `json:"reran,omitempty"`
 	RescoreFailed int    `json:"rescore_failed,omitempty"`
 	RescoreError  string `json:"rescore_error,omitempty"`
-	// Samples is the number of samples of the grid; Done of them finished.
+	// Samples is the number of samples of the grid; Done of them are
+	// final (as a dry run counts them: a success, or a failure of the
+	// sample's own); ToRetry failed on the provider, count in the table as
+	// errors, and run again in the next run.
 	Samples int `json:"samples"`
 	Done    int `json:"done"`
+	ToRetry int `json:"to_retry"`
 	// Stopped says why a run stopped early, if it did.
 	Stopped string `json:"stopped,omitempty"`
 }
@@ -69,10 +73,13 @@ type CellReport struct {
 	Settings map[string]any `json:"settings"`
 	settings Point
 	// N is the number of finished samples, Expected the cell's rows times
-	// repeats, Errors the finished samples that failed (scored 0).
+	// repeats, Errors the finished samples that failed (scored 0), and
+	// ToRetry those of them that failed on the provider, which the next
+	// run runs again.
 	N        int `json:"n"`
 	Expected int `json:"expected"`
 	Errors   int `json:"errors"`
+	ToRetry  int `json:"to_retry"`
 	// Scores are the mean and standard error of each scorer over the
 	// cell's finished samples.
 	Scores []ScoreStat `json:"scores"`
@@ -232,7 +239,8 @@ func buildReport(dir string, m *Manifest, recs *Records, extra bool) (*Report, e
 		}
 		rep.Cells = append(rep.Cells, cr)
 		rep.Samples += cr.Expected
-		rep.Done += cr.N
+		rep.Done += cr.N - cr.ToRetry
+		rep.ToRetry += cr.ToRetry
 	}
 	return rep, nil
 }
@@ -252,7 +260,7 @@ const LatencySample = 2048
 // sum, for paired comparisons (Report.Compare).
 type cellAgg struct {
 	settings         Point
-	n, errors        int
+	n, errors, retry int
 	tokensIn, tokOut int
 	cost             ksum
 	sum, sumSq       []ksum
@@ -280,6 +288,9 @@ func (a *cellAgg) add(r *Record, row int32, scorers []string, pass int) {
 	a.n++
 	if r.Status != "ok" {
 		a.errors++
+		if r.Retry {
+			a.retry++
+		}
 	}
 	a.tokensIn += r.TokensIn
 	a.tokOut += r.TokensOut
@@ -307,7 +318,7 @@ func (a *cellAgg) add(r *Record, row int32, scorers []string, pass int) {
 }
 
 func (a *cellAgg) report(c ManifestCell, scorers []string, passK []int) CellReport {
-	cr := CellReport{Hash: c.Hash, settings: c.Settings, Settings: map[string]any{}, N: a.n, Errors: a.errors,
+	cr := CellReport{Hash: c.Hash, settings: c.Settings, Settings: map[string]any{}, N: a.n, Errors: a.errors, ToRetry: a.retry,
 		Cost:    dialog.Cost{Usage: dialog.Usage{InputTokens: a.tokensIn, OutputTokens: a.tokOut}, USD: a.cost.value()},
 		PassAtK: map[string]float64{}}
 	for _, s := range c.Settings {

@@ -87,3 +87,23 @@ func rowRecord(recs map[string]*Record, row string) *Record {
 	}
 	return nil
 }
+
+// A sample that failed on the provider is finished for the table (an
+// error) but not done: the report counts it under ToRetry, as the dry run
+// counts it to run.
+func TestReportToRetry(t *testing.T) {
+	path := writeSweep(t, "config: config.yaml\ndataset: rows.jsonl\ncache: off\nretries: 0\nscorers: [numeric]\n", map[string]string{})
+	m := &rescoreModel{tacticDown: func(text string) bool { return strings.Contains(text, "3 + 3") }}
+	rep := run(t, path, Options{Open: m.opener()})
+	if rep.Samples != 6 || rep.Done != 5 || rep.ToRetry != 1 || rep.Cells[0].N != 6 || rep.Cells[0].Errors != 1 || rep.Cells[0].ToRetry != 1 {
+		t.Errorf("report: %d samples, %d done, %d to retry; cell n %d, errors %d, to retry %d; want 6, 5, 1; 6, 1, 1",
+			rep.Samples, rep.Done, rep.ToRetry, rep.Cells[0].N, rep.Cells[0].Errors, rep.Cells[0].ToRetry)
+	}
+	if p := newSweep(t, path, Options{Open: m.opener()}).Plan(); p.Done != rep.Done || p.ToRun != rep.ToRetry {
+		t.Errorf("dry run: %d done, %d to run; the report said %d done, %d to retry", p.Done, p.ToRun, rep.Done, rep.ToRetry)
+	}
+	m.tacticDown = nil
+	if rep := run(t, path, Options{Open: m.opener()}); rep.Done != 6 || rep.ToRetry != 0 || rep.Ran != 1 {
+		t.Errorf("second run: %d done, %d to retry, ran %d; want 6, 0, 1", rep.Done, rep.ToRetry, rep.Ran)
+	}
+}

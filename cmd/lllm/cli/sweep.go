@@ -208,8 +208,8 @@ func runSweep(cmd *cobra.Command, o *sweepCmdOptions, path string) error {
 		if rep.Rescored > 0 {
 			rescored = fmt.Sprintf(", %d re-scored from their run logs", rep.Rescored)
 		}
-		fmt.Fprintf(out, "%d/%d samples done, %d run now%s, %d model calls, %d cache hits; results in %s\n",
-			rep.Done, rep.Samples, rep.Ran, rescored, rep.Calls, rep.CacheHits, rep.Dir)
+		fmt.Fprintf(out, "%d/%d samples done%s, %d run now%s, %d model calls, %d cache hits; results in %s\n",
+			rep.Done, rep.Samples, toRetry(rep), rep.Ran, rescored, rep.Calls, rep.CacheHits, rep.Dir)
 	}
 	if rep.RescoreFailed > 0 {
 		warn(cmd, []string{fmt.Sprintf("%d samples could not be re-scored (%s); their answers stand, but the table counts them only once they have every scorer's score: run the sweep again to re-score them",
@@ -338,7 +338,7 @@ func printReport(cmd *cobra.Command, rep *sweep.Report, warnings []string, err e
 		return err
 	}
 	if format == "text" {
-		fmt.Fprintf(out, "%s%d/%d samples done; results in %s\n", prefix, rep.Done, rep.Samples, rep.Dir)
+		fmt.Fprintf(out, "%s%d/%d samples done%s; results in %s\n", prefix, rep.Done, rep.Samples, toRetry(rep), rep.Dir)
 	}
 	return out.flush()
 }
@@ -384,4 +384,13 @@ func addBaselineFlag(cmd *cobra.Command, baseline *[]string) {
 // several.
 func baselineErr(cmd *cobra.Command, baseline []string, err error) error {
 	return usageErrorf(cmd, "--baseline %s: %v", strings.Join(baseline, ","), err)
+}
+
+// toRetry says, after the count of samples done, how many failed on the
+// provider and run again in the next run.
+func toRetry(rep *sweep.Report) string {
+	if rep.ToRetry == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d more failed on the provider: the next run tries them again)", rep.ToRetry)
 }
