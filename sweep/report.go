@@ -128,7 +128,11 @@ func (c CellReport) MarshalJSON() ([]byte, error) {
 		return &v
 	}
 	for _, s := range c.Scores {
-		out.Scores = append(out.Scores, scoreJSON{Name: s.Name, Mean: finished(s.Mean), StdErr: finished(s.StdErr)})
+		se := finished(s.StdErr)
+		if c.N < 2 {
+			se = nil // one sample has no spread to estimate
+		}
+		out.Scores = append(out.Scores, scoreJSON{Name: s.Name, Mean: finished(s.Mean), StdErr: se})
 	}
 	out.P50MS, out.P95MS = finished(c.P50MS), finished(c.P95MS)
 	return json.Marshal(out)

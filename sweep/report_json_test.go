@@ -85,3 +85,23 @@ func TestCellReportJSON(t *testing.T) {
 		t.Errorf("csv:\n%s", buf.String())
 	}
 }
+
+// One finished sample has a mean but no spread to estimate: its standard
+// error is null in JSON, not a 0 that reads as certainty.
+func TestCellReportJSONOneSample(t *testing.T) {
+	a := newCellAgg(1)
+	a.add(&Record{Cell: "one", Row: "a", Status: "ok", Scores: map[string]float64{"s": 1}, LatencyMS: 5}, 0, []string{"s"}, 0)
+	b, err := json.Marshal(a.report(ManifestCell{Hash: "one"}, []string{"s"}, []int{1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Scores []map[string]any `json:"scores"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil || len(got.Scores) != 1 {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	if s := got.Scores[0]; s["mean"] != 1.0 || s["stderr"] != nil {
+		t.Errorf("one sample: %v, want mean 1 and a null stderr\n%s", s, b)
+	}
+}
