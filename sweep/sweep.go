@@ -367,6 +367,20 @@ type PlanCell struct {
 	Calls          int     `json:"calls"`
 }
 
+// MarshalJSON encodes c with its settings as a report's cell has them: a
+// map of each axis path to its value.
+func (c PlanCell) MarshalJSON() ([]byte, error) {
+	type plain PlanCell // c's fields, without this method
+	settings := make(map[string]any, len(c.Settings))
+	for _, s := range c.Settings {
+		settings[s.Path] = s.Value
+	}
+	return json.Marshal(struct {
+		plain
+		Settings map[string]any `json:"settings"`
+	}{plain(c), settings})
+}
+
 // Plan says which cells and samples a run would run, which it would score
 // again from their run logs, and how many model calls that may take. It
 // runs nothing and writes nothing.
