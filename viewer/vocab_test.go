@@ -1,17 +1,15 @@
 package viewer
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/lllm-go/lllm/internal/vocab"
 	"github.com/lllm-go/lllm/logs"
 	"github.com/lllm-go/lllm/runtime/config"
 	"github.com/lllm-go/lllm/tactics"
@@ -23,10 +21,7 @@ import (
 // durations are *_ms and times RFC 3339. These tests fetch every route on
 // recorded runs and walk what they return.
 //
-// The walk is a copy of the one in cmd/lllm/cli/vocab_test.go (a _test
-// file cannot be imported); keep the two in step. The one difference is
-// in vocabDataKeys: a run here carries its resolved config, which is the
-// user's.
+// The walk is internal/vocab's, which the CLI's tests use too.
 
 // vocabPricedConfig is a chat config on the mock provider, priced so that
 // its runs spend dollars as well as tokens. Its mock latency is a key of
@@ -45,139 +40,12 @@ mock:
     - text: "Paris."
 `
 
-// vocabRunID matches a run id, wherever it appears as a whole value.
-var vocabRunID = regexp.MustCompile(`^\d{8}T\d{6}\.\d{6}Z-[0-9a-f]{6}$`)
-
-// vocabDataKeys hold the user's data (a result, labels, a config's values,
-// a parser's output), whose keys are not the viewer's to name.
-var vocabDataKeys = map[string]bool{
-	"result": true, "settings": true, "labels": true, "parsed": true, "metadata": true,
-	"arguments": true, "params": true, "task": true, "pass_at_k": true,
-	"config": true, // the run's resolved config (run_start.config)
-}
-
-// vocabCostKeys are the fields of the run log's cost object (dialog.Cost).
-var vocabCostKeys = []string{"input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "reasoning_tokens", "usd"}
-
-// vocabBadKeys name what the vocabulary names otherwise.
-var vocabBadKeys = map[string]string{
-	"tokens":     "spending is cost, the log's cost object",
-	"tokens_in":  "input tokens are cost.input_tokens",
-	"tokens_out": "output tokens are cost.output_tokens",
-}
-
-// vocabProblems walks a decoded JSON value and returns where it departs
-// from the vocabulary. priced says every model call was priced, so that a
-// cost with tokens must have dollars too.
-func vocabProblems(v any, at, key string, priced bool) []string {
-	var bad []string
-	switch v := v.(type) {
-	case map[string]any:
-		for k, x := range v {
-			where := at + "." + k
-			if why, ok := vocabBadKeys[k]; ok {
-				bad = append(bad, fmt.Sprintf("%s: key %q: %s", where, k, why))
-			}
-			if k == "cost" || strings.HasSuffix(k, "_cost") {
-				bad = append(bad, vocabCost(x, where, priced)...)
-			}
-			if (strings.Contains(k, "duration") || strings.Contains(k, "latency")) && !strings.HasSuffix(k, "_ms") {
-				bad = append(bad, fmt.Sprintf("%s: a duration is NAME_ms, in milliseconds", where))
-			}
-			if strings.HasSuffix(k, "_ms") {
-				if _, isNumber := x.(float64); !isNumber && x != nil {
-					bad = append(bad, fmt.Sprintf("%s: %v is not a number of milliseconds", where, x))
-				}
-			}
-			if k == "started" || k == "ended" || k == "ts" {
-				if s, ok := x.(string); !ok || !vocabIsTime(s) {
-					bad = append(bad, fmt.Sprintf("%s: %v is not an RFC 3339 time", where, x))
-				}
-			}
-			if k == "n" && x == 0.0 {
-				bad = append(bad, vocabUnfinishedCell(v, at)...)
-			}
-			if vocabDataKeys[k] {
-				continue
-			}
-			bad = append(bad, vocabProblems(x, where, k, priced)...)
-		}
-	case []any:
-		for i, x := range v {
-			bad = append(bad, vocabProblems(x, fmt.Sprintf("%s[%d]", at, i), key, priced)...)
-		}
-	case string:
-		if vocabRunID.MatchString(v) && key != "run_id" && key != "replay_of" {
-			bad = append(bad, fmt.Sprintf("%s: the run %s is named by %q; a run is run_id", at, v, key))
-		}
-		if regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T`).MatchString(v) && !vocabIsTime(v) {
-			bad = append(bad, fmt.Sprintf("%s: time %q is not RFC 3339", at, v))
-		}
-	}
-	return bad
-}
-
-func vocabIsTime(s string) bool {
-	_, err := time.Parse(time.RFC3339Nano, s)
-	return err == nil
-}
-
-// vocabCost checks a cost: the log's cost object, with dollars when it
-// has tokens and the calls were priced.
-func vocabCost(v any, at string, priced bool) []string {
-	c, ok := v.(map[string]any)
-	if !ok {
-		return []string{fmt.Sprintf("%s: cost %v is not the log's cost object", at, v)}
-	}
-	var bad []string
-	tokens := 0.0
-	for k, x := range c {
-		n, isNumber := x.(float64)
-		switch {
-		case !slices.Contains(vocabCostKeys, k):
-			bad = append(bad, fmt.Sprintf("%s.%s: not a field of the log's cost object", at, k))
-		case !isNumber:
-			bad = append(bad, fmt.Sprintf("%s.%s: %v is not a number", at, k, x))
-		case n == 0:
-			bad = append(bad, fmt.Sprintf("%s.%s: a zero field is left out", at, k))
-		case k != "usd":
-			tokens += n
-		}
-	}
-	if _, hasUSD := c["usd"]; priced && tokens > 0 && !hasUSD {
-		bad = append(bad, fmt.Sprintf("%s: %v tokens of priced calls and no usd", at, tokens))
-	}
-	return bad
-}
-
-// vocabUnfinishedCell checks a sweep cell with no finished sample: its
-// means, standard errors and latencies are null, not a 0 that reads as a
-// result.
-func vocabUnfinishedCell(cell map[string]any, at string) []string {
-	var bad []string
-	scores, _ := cell["scores"].([]any)
-	for i, s := range scores {
-		s, _ := s.(map[string]any)
-		for _, k := range []string{"mean", "stderr"} {
-			if x, ok := s[k]; !ok || x != nil {
-				bad = append(bad, fmt.Sprintf("%s.scores[%d].%s: %v in a cell with n 0, want null", at, i, k, x))
-			}
-		}
-	}
-	for _, k := range []string{"latency_p50_ms", "latency_p95_ms"} {
-		if x, ok := cell[k]; ok && x != nil {
-			bad = append(bad, fmt.Sprintf("%s.%s: %v in a cell with n 0, want null", at, k, x))
-		}
-	}
-	return bad
-}
-
 // vocabGet fetches an API path, walks its JSON and returns it decoded.
 func vocabGet(t *testing.T, h *Handler, path string, priced bool) map[string]any {
 	t.Helper()
 	var v map[string]any
 	get(t, h, path, 200, &v)
-	for _, p := range vocabProblems(v, "", "", priced) {
+	for _, p := range vocab.Problems(v, priced) {
 		t.Errorf("GET %s: %s", path, p)
 	}
 	return v
@@ -188,7 +56,7 @@ func vocabGet(t *testing.T, h *Handler, path string, priced bool) map[string]any
 func vocabCheckRun(t *testing.T, what, root string, run map[string]any) string {
 	t.Helper()
 	id, _ := run["run_id"].(string)
-	if !vocabRunID.MatchString(id) {
+	if !vocab.RunID.MatchString(id) {
 		t.Fatalf("%s: run_id %v is not a run id: %v", what, run["run_id"], run)
 	}
 	if d := run["dir"]; d != filepath.Join(root, id) {
@@ -368,34 +236,5 @@ func TestVocabularyOfAPIPricedAndRunning(t *testing.T) {
 	}
 	if len(msgs) < 2 || missing != 1 {
 		t.Errorf("the running run's dialog: %v, want message 1 missing", msgs)
-	}
-}
-
-// The copied walk catches what the viewer's API used to say, and leaves
-// the user's config alone.
-func TestVocabularyWalkOfViewer(t *testing.T) {
-	for _, c := range []struct {
-		json string
-		want string // in the one problem found; "" for none
-	}{
-		{`{"runs": [{"run_id": "20261122T052011.659613Z-4c2769", "dir": "logs/20261122T052011.659613Z-4c2769", "totals": {"cost": {"input_tokens": 3, "usd": 0.1}, "duration_ms": 4}}]}`, ""},
-		{`{"root": "logs", "runs": [{"id": "20261122T052011.659613Z-4c2769", "status": "ok"}]}`, `named by "id"`},
-		{`{"messages": [{"index": 1, "ts": "0001-01-01 00:00:00"}]}`, "RFC 3339"},
-		{`{"totals": {"cost": {"input_tokens": 3}}}`, "no usd"},
-		{`{"config": {"mock": {"latency": "1ms"}, "tokens": 3}}`, ""},
-		{`{"settings": {"latency": "1ms"}}`, ""},
-		{`{"model_calls": 1, "latency": 3}`, "NAME_ms"},
-	} {
-		var v any
-		if err := json.Unmarshal([]byte(c.json), &v); err != nil {
-			t.Fatal(err)
-		}
-		got := vocabProblems(v, "", "", true)
-		switch {
-		case c.want == "" && len(got) > 0:
-			t.Errorf("%s: %q, want no problem", c.json, got)
-		case c.want != "" && (len(got) != 1 || !strings.Contains(got[0], c.want)):
-			t.Errorf("%s: %q, want one problem with %q", c.json, got, c.want)
-		}
 	}
 }

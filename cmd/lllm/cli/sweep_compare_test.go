@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lllm-go/lllm/internal/vocab"
 )
 
 // compareJSON is the part of a compared sweep report's -o json the tests
@@ -90,7 +92,7 @@ func TestSweepBaseline(t *testing.T) {
 			}
 		}
 	}
-	if bad := vocabProblems(decodeJSON[any](t, r.stdout), "", "", false); len(bad) > 0 {
+	if bad := vocab.Problems(decodeJSON[any](t, r.stdout), false); len(bad) > 0 {
 		t.Errorf("sweep report --baseline -o json departs from the run log's vocabulary:\n%s", strings.Join(bad, "\n"))
 	}
 

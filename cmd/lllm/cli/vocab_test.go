@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/lllm-go/lllm/internal/vocab"
 )
 
 // The CLI's -o json outputs share one vocabulary, the run log's: a run is
@@ -33,132 +33,6 @@ mock:
     - text: "Paris."
 `
 
-// vocabRunID matches a run id, wherever it appears as a whole value.
-var vocabRunID = regexp.MustCompile(`^\d{8}T\d{6}\.\d{6}Z-[0-9a-f]{6}$`)
-
-// vocabDataKeys hold the user's data (a result, labels, a config path's
-// values, a parser's output), whose keys are not the CLI's to name.
-var vocabDataKeys = map[string]bool{
-	"result": true, "settings": true, "labels": true, "parsed": true, "metadata": true,
-	"arguments": true, "params": true, "task": true, "pass_at_k": true,
-}
-
-// vocabCostKeys are the fields of the run log's cost object (dialog.Cost).
-var vocabCostKeys = []string{"input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "reasoning_tokens", "usd"}
-
-// vocabBadKeys name what the vocabulary names otherwise.
-var vocabBadKeys = map[string]string{
-	"tokens":     "spending is cost, the log's cost object",
-	"tokens_in":  "input tokens are cost.input_tokens",
-	"tokens_out": "output tokens are cost.output_tokens",
-}
-
-// vocabProblems walks a decoded JSON value and returns where it departs
-// from the vocabulary. priced says every model call was priced, so that a
-// cost with tokens must have dollars too.
-func vocabProblems(v any, at, key string, priced bool) []string {
-	var bad []string
-	switch v := v.(type) {
-	case map[string]any:
-		for k, x := range v {
-			where := at + "." + k
-			if why, ok := vocabBadKeys[k]; ok {
-				bad = append(bad, fmt.Sprintf("%s: key %q: %s", where, k, why))
-			}
-			if k == "cost" || strings.HasSuffix(k, "_cost") {
-				bad = append(bad, vocabCost(x, where, priced)...)
-			}
-			if (strings.Contains(k, "duration") || strings.Contains(k, "latency")) && !strings.HasSuffix(k, "_ms") {
-				bad = append(bad, fmt.Sprintf("%s: a duration is NAME_ms, in milliseconds", where))
-			}
-			if strings.HasSuffix(k, "_ms") {
-				if _, isNumber := x.(float64); !isNumber && x != nil {
-					bad = append(bad, fmt.Sprintf("%s: %v is not a number of milliseconds", where, x))
-				}
-			}
-			if k == "started" || k == "ended" || k == "ts" {
-				if s, ok := x.(string); !ok || !vocabIsTime(s) {
-					bad = append(bad, fmt.Sprintf("%s: %v is not an RFC 3339 time", where, x))
-				}
-			}
-			if k == "n" && x == 0.0 {
-				bad = append(bad, vocabUnfinishedCell(v, at)...)
-			}
-			if vocabDataKeys[k] {
-				continue
-			}
-			bad = append(bad, vocabProblems(x, where, k, priced)...)
-		}
-	case []any:
-		for i, x := range v {
-			bad = append(bad, vocabProblems(x, fmt.Sprintf("%s[%d]", at, i), key, priced)...)
-		}
-	case string:
-		if vocabRunID.MatchString(v) && key != "run_id" && key != "replay_of" {
-			bad = append(bad, fmt.Sprintf("%s: the run %s is named by %q; a run is run_id", at, v, key))
-		}
-		if regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T`).MatchString(v) && !vocabIsTime(v) {
-			bad = append(bad, fmt.Sprintf("%s: time %q is not RFC 3339", at, v))
-		}
-	}
-	return bad
-}
-
-func vocabIsTime(s string) bool {
-	_, err := time.Parse(time.RFC3339Nano, s)
-	return err == nil
-}
-
-// vocabCost checks a cost: the log's cost object, with dollars when it
-// has tokens and the calls were priced.
-func vocabCost(v any, at string, priced bool) []string {
-	c, ok := v.(map[string]any)
-	if !ok {
-		return []string{fmt.Sprintf("%s: cost %v is not the log's cost object", at, v)}
-	}
-	var bad []string
-	tokens := 0.0
-	for k, x := range c {
-		n, isNumber := x.(float64)
-		switch {
-		case !slices.Contains(vocabCostKeys, k):
-			bad = append(bad, fmt.Sprintf("%s.%s: not a field of the log's cost object", at, k))
-		case !isNumber:
-			bad = append(bad, fmt.Sprintf("%s.%s: %v is not a number", at, k, x))
-		case n == 0:
-			bad = append(bad, fmt.Sprintf("%s.%s: a zero field is left out", at, k))
-		case k != "usd":
-			tokens += n
-		}
-	}
-	if _, hasUSD := c["usd"]; priced && tokens > 0 && !hasUSD {
-		bad = append(bad, fmt.Sprintf("%s: %v tokens of priced calls and no usd", at, tokens))
-	}
-	return bad
-}
-
-// vocabUnfinishedCell checks a sweep cell with no finished sample: its
-// means, standard errors and latencies are null, not a 0 that reads as a
-// result.
-func vocabUnfinishedCell(cell map[string]any, at string) []string {
-	var bad []string
-	scores, _ := cell["scores"].([]any)
-	for i, s := range scores {
-		s, _ := s.(map[string]any)
-		for _, k := range []string{"mean", "stderr"} {
-			if x, ok := s[k]; !ok || x != nil {
-				bad = append(bad, fmt.Sprintf("%s.scores[%d].%s: %v in a cell with n 0, want null", at, i, k, x))
-			}
-		}
-	}
-	for _, k := range []string{"latency_p50_ms", "latency_p95_ms"} {
-		if x, ok := cell[k]; ok && x != nil {
-			bad = append(bad, fmt.Sprintf("%s.%s: %v in a cell with n 0, want null", at, k, x))
-		}
-	}
-	return bad
-}
-
 // vocabJSON runs lllm with args and -o json, checks it exits with code,
 // and returns the decoded output once it passes the vocabulary.
 func vocabJSON(t *testing.T, code int, args ...string) any {
@@ -171,7 +45,7 @@ func vocabJSON(t *testing.T, code int, args ...string) any {
 	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
 		t.Fatalf("lllm %s -o json: not JSON: %v\n%s", strings.Join(args, " "), err, r.stdout)
 	}
-	for _, p := range vocabProblems(v, "", "", true) {
+	for _, p := range vocab.Problems(v, true) {
 		t.Errorf("lllm %s -o json: %s", args[0], p)
 	}
 	return v
@@ -182,7 +56,7 @@ func vocabRunIDOf(t *testing.T, what string, v any) string {
 	t.Helper()
 	m, _ := v.(map[string]any)
 	id, _ := m["run_id"].(string)
-	if !vocabRunID.MatchString(id) {
+	if !vocab.RunID.MatchString(id) {
 		t.Fatalf("%s: run_id %v is not a run id: %v", what, m["run_id"], v)
 	}
 	if _, ok := m["id"]; ok {
@@ -333,7 +207,7 @@ func TestVocabularyWalk(t *testing.T) {
 		if err := json.Unmarshal([]byte(c.json), &v); err != nil {
 			t.Fatal(err)
 		}
-		got := vocabProblems(v, "", "", true)
+		got := vocab.Problems(v, true)
 		switch {
 		case c.want == "" && len(got) > 0:
 			t.Errorf("%s: %q, want no problem", c.json, got)
