@@ -23,72 +23,30 @@ const (
 	maxPageBytes = 8 << 20
 )
 
-// runJSON is one run of GET /api/runs, and the head of GET /api/runs/{run},
-// in the run log's vocabulary (the same object as lllm runs -o json): a run
-// is run_id and its directory dir, durations are *_ms, times RFC 3339, and
-// totals are its run_end record's, cost included.
-type runJSON struct {
-	RunID      string       `json:"run_id"`
-	Dir        string       `json:"dir"`
-	Tactic     string       `json:"tactic,omitempty"`
-	Status     string       `json:"status"`
-	Started    *time.Time   `json:"started,omitempty"`
-	Ended      *time.Time   `json:"ended,omitempty"`
-	DurationMS *float64     `json:"duration_ms,omitempty"`
-	Totals     *logs.Totals `json:"totals,omitempty"`
-	// Error is the error a failed run ended with (run_end.error), or why
-	// an unreadable run's log cannot be read.
-	Error  string            `json:"error,omitempty"`
-	Labels map[string]string `json:"labels,omitempty"`
-}
-
-func newRunJSON(id, dir string, status logs.Status, start *logs.RunStart, started time.Time, end *logs.RunEnd, ended time.Time) runJSON {
-	j := runJSON{RunID: id, Dir: dir, Status: string(status)}
-	if start != nil {
-		j.Tactic, j.Labels = start.Tactic, start.Labels
-	}
-	if !started.IsZero() {
-		j.Started = &started
-	}
-	if end != nil {
-		j.Status, j.Error = string(end.Status), end.Error
-		t := end.Totals
-		j.Totals = &t
-		d := t.DurationMS
-		j.DurationMS = &d
-		if !ended.IsZero() {
-			j.Ended = &ended
-		}
-	}
-	return j
-}
-
 func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) {
 	sums, err := logs.List(h.root)
 	if err != nil {
 		fail(w, fmt.Errorf("listing runs under %s: %w", h.root, err))
 		return
 	}
-	runs := make([]runJSON, 0, len(sums))
+	// A run is the same object as one of lllm runs -o json.
+	runs := make([]logs.RunInfo, 0, len(sums))
 	for _, s := range sums {
 		if st, err := os.Lstat(filepath.Join(s.Dir, logs.EventsFile)); err != nil || !st.Mode().IsRegular() {
 			// As for /api/runs/{run}: a symbolic link is not followed.
-			runs = append(runs, runJSON{RunID: s.ID, Dir: s.Dir, Status: "unreadable",
+			runs = append(runs, logs.RunInfo{RunID: s.ID, Dir: s.Dir, Status: logs.StatusUnreadable,
 				Error: "its " + logs.EventsFile + " is not a regular file (symbolic links are not followed)"})
 			continue
 		}
-		j := newRunJSON(s.ID, s.Dir, s.Status(), s.Start, s.Started, s.End, s.Ended)
-		if s.Err != nil {
-			j.Status, j.Error = "unreadable", s.Err.Error()
-		}
-		runs = append(runs, j)
+		runs = append(runs, s.Info())
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"root": h.root, "runs": runs})
 }
 
-// runDetail is GET /api/runs/{run}.
+// runDetail is GET /api/runs/{run}: the run as GET /api/runs lists it,
+// and more.
 type runDetail struct {
-	runJSON
+	logs.RunInfo
 	Task      json.RawMessage   `json:"task,omitempty"`
 	Config    json.RawMessage   `json:"config,omitempty"`
 	Seed      int64             `json:"seed,omitempty"`
@@ -119,7 +77,7 @@ func (h *Handler) getRun(w http.ResponseWriter, r *http.Request) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	d := runDetail{
-		runJSON:      newRunJSON(id, filepath.Join(h.root, id), ix.status(), ix.start, ix.started, ix.end, ix.ended),
+		RunInfo:      ix.summary(id, filepath.Join(h.root, id)).Info(),
 		IndexedBytes: ix.scanned, Bytes: ix.scanned + ix.pending, Records: ix.records,
 		Dialogs: len(ix.nodes), Roots: len(ix.roots), Messages: ix.messages,
 		Warnings: append([]string{}, ix.warnings...),

@@ -370,7 +370,7 @@ func TestEdgeCrashedRunInterrupted(t *testing.T) {
 	appendLine(t, root, run.ID, `{"seq":9,"ts":"2026-01-01T00:00:00Z","kind":"message","dialog":"`+work.ID()+`","index":1,"message":{"role":"assi`)
 	h := New(root, Options{})
 	status := func() (string, runDetail, dialogInfo) {
-		var list struct{ Runs []runJSON }
+		var list struct{ Runs []logs.RunInfo }
 		var rd runDetail
 		var info dialogInfo
 		get(t, h, "/api/runs", 200, &list)
@@ -379,7 +379,7 @@ func TestEdgeCrashedRunInterrupted(t *testing.T) {
 		if len(list.Runs) != 1 {
 			t.Fatalf("runs: %+v", list.Runs)
 		}
-		return list.Runs[0].Status, rd, info
+		return string(list.Runs[0].Status), rd, info
 	}
 	if ls, rd, info := status(); ls != "running" || rd.Status != "running" || info.RunStatus != "running" || info.Node.Outcome != "pending" {
 		t.Fatalf("while written: list %s, run %s, dialog %s %s", ls, rd.Status, info.RunStatus, info.Node.Outcome)

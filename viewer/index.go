@@ -450,17 +450,15 @@ func (ix *index) readSame(a, b span) bool {
 		bytes.Equal(x.Parts, y.Parts) && bytes.Equal(x.Calls, y.Calls)
 }
 
+// summary is the run as far as ix has indexed it, as logs.List would
+// summarise it.
+func (ix *index) summary(id, dir string) logs.Summary {
+	return logs.Summary{ID: id, Dir: dir, Start: ix.start, Started: ix.started, End: ix.end, Ended: ix.ended, Writing: ix.writing.Load()}
+}
+
 // status is the run's status: its run_end's; without one, running while a
 // process still writes the log, else interrupted.
-func (ix *index) status() logs.Status {
-	switch {
-	case ix.end != nil:
-		return ix.end.Status
-	case ix.writing.Load():
-		return logs.StatusRunning
-	}
-	return logs.StatusInterrupted
-}
+func (ix *index) status() logs.Status { return ix.summary("", "").Status() }
 
 // pendingWarning describes the bytes after the last whole line.
 func (ix *index) pendingWarning() string {

@@ -46,14 +46,14 @@ func TestRunsList(t *testing.T) {
 	f := newFixture(t)
 	h := New(f.root, Options{})
 	var got struct {
-		Root string    `json:"root"`
-		Runs []runJSON `json:"runs"`
+		Root string         `json:"root"`
+		Runs []logs.RunInfo `json:"runs"`
 	}
 	get(t, h, "/api/runs", 200, &got)
 	if got.Root != f.root || len(got.Runs) != 3 {
 		t.Fatalf("runs = %+v", got)
 	}
-	byID := map[string]runJSON{}
+	byID := map[string]logs.RunInfo{}
 	for _, r := range got.Runs {
 		byID[r.RunID] = r
 	}
@@ -77,7 +77,7 @@ func TestPageAndAssets(t *testing.T) {
 		}
 	}
 	get(t, h, "/assets/nope.js", 404, nil)
-	var runs struct{ Runs []runJSON }
+	var runs struct{ Runs []logs.RunInfo }
 	get(t, h, "/api/runs", 200, &runs)
 	if runs.Runs == nil || len(runs.Runs) != 0 {
 		t.Fatalf("an empty root lists %+v, want []", runs.Runs)
@@ -329,9 +329,9 @@ func TestBrokenLogs(t *testing.T) {
 		`{"seq":4,"ts":"2030-01-01T00:00:00Z","kind":"message","dialog":"d1","message":{"role":"user","content":"hi"}}`+"\n")
 	h := New(root, Options{})
 
-	var runs struct{ Runs []runJSON }
+	var runs struct{ Runs []logs.RunInfo }
 	get(t, h, "/api/runs", 200, &runs)
-	status := map[string]runJSON{}
+	status := map[string]logs.RunInfo{}
 	for _, r := range runs.Runs {
 		status[r.RunID] = r
 	}

@@ -163,7 +163,7 @@ func TestRunTasks(t *testing.T) {
 		t.Errorf("task ids %q %q %q", list[0].TaskID, list[1].TaskID, list[2].TaskID)
 	}
 	runs := lllm(t, "runs", "-o", "json", "--log-dir", logDir)
-	got := decodeJSON[[]runJSON](t, runs.stdout)
+	got := decodeJSON[[]logs.RunInfo](t, runs.stdout)
 	if runs.code != 0 || len(got) != 3 {
 		t.Fatalf("runs:\n%v", runs)
 	}
@@ -418,7 +418,7 @@ func TestBinaryRunAndRuns(t *testing.T) {
 		t.Fatalf("run output %v", res)
 	}
 	code, stdout, stderr = run("runs", "-o", "json", "--log-dir", logDir)
-	runs := decodeJSON[[]runJSON](t, stdout)
+	runs := decodeJSON[[]logs.RunInfo](t, stdout)
 	if code != 0 || len(runs) != 1 || runs[0].RunID != res["run_id"] || runs[0].Status != "ok" || runs[0].Tactic != "chat" {
 		t.Fatalf("runs: exit %d\n%s%s", code, stdout, stderr)
 	}
@@ -466,7 +466,7 @@ func TestBinaryRunAndRuns(t *testing.T) {
 	}
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
-	if code, stdout, _ := run("runs", "--log-dir", killedLogs, "-o", "json"); code != 0 || decodeJSON[[]runJSON](t, stdout)[0].Status != "interrupted" {
+	if code, stdout, _ := run("runs", "--log-dir", killedLogs, "-o", "json"); code != 0 || decodeJSON[[]logs.RunInfo](t, stdout)[0].Status != "interrupted" {
 		t.Fatalf("a killed run: exit %d\n%s", code, stdout)
 	}
 }

@@ -23,7 +23,7 @@ import (
 )
 
 // statusUnreadable is the status of a run whose log cannot be read.
-const statusUnreadable = "unreadable"
+const statusUnreadable = string(logs.StatusUnreadable)
 
 // runStatuses are the values of lllm runs --status: a run's statuses, and
 // unreadable.
@@ -121,23 +121,6 @@ the size of the runs.`,
 	_ = cmd.RegisterFlagCompletionFunc("since", cobra.NoFileCompletions)
 	_ = cmd.RegisterFlagCompletionFunc("limit", cobra.NoFileCompletions)
 	return cmd
-}
-
-// runJSON is one run in the output of runs -o json, in the run log's
-// vocabulary: totals are its run_end record's, times RFC 3339.
-type runJSON struct {
-	RunID      string       `json:"run_id"`
-	Dir        string       `json:"dir"`
-	Tactic     string       `json:"tactic,omitempty"`
-	Status     string       `json:"status"`
-	Started    *time.Time   `json:"started,omitempty"`
-	Ended      *time.Time   `json:"ended,omitempty"`
-	DurationMS *float64     `json:"duration_ms,omitempty"`
-	Totals     *logs.Totals `json:"totals,omitempty"`
-	// Error is the error a failed run ended with, or why an unreadable
-	// run's log could not be read.
-	Error  string            `json:"error,omitempty"`
-	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // runsFilter is what the filter flags of lllm runs ask for; its zero
@@ -286,9 +269,9 @@ func runRuns(cmd *cobra.Command, o *runsOptions) error {
 		sums = sums[len(sums)-filter.limit:]
 	}
 	if o.format.value == "json" {
-		runs := make([]runJSON, 0, len(sums))
+		runs := make([]logs.RunInfo, 0, len(sums))
 		for _, s := range sums {
-			runs = append(runs, toRunJSON(s))
+			runs = append(runs, runInfo(s))
 		}
 		if err := writeJSON(out, runs); err != nil {
 			return err
@@ -314,27 +297,14 @@ func runRuns(cmd *cobra.Command, o *runsOptions) error {
 	return out.flush()
 }
 
-func toRunJSON(s logs.Summary) runJSON {
-	r := runJSON{RunID: s.ID, Dir: s.Dir, Status: runStatus(s)}
+// runInfo is s as runs -o json shows it: its RunInfo, the reason an
+// unreadable log cannot be read on one line.
+func runInfo(s logs.Summary) logs.RunInfo {
+	info := s.Info()
 	if s.Err != nil {
-		r.Error = oneLine(s.Err.Error())
+		info.Error = oneLine(info.Error)
 	}
-	if s.Start != nil {
-		r.Tactic, r.Labels = s.Start.Tactic, s.Start.Labels
-	}
-	if !s.Started.IsZero() {
-		t := s.Started
-		r.Started = &t
-	}
-	if s.End != nil {
-		t, ms := s.Ended, float64(s.Ended.Sub(s.Started))/float64(time.Millisecond)
-		totals := s.End.Totals
-		r.Ended, r.DurationMS, r.Totals = &t, &ms, &totals
-		if s.End.Error != "" {
-			r.Error = s.End.Error
-		}
-	}
-	return r
+	return info
 }
 
 func runStatus(s logs.Summary) string {

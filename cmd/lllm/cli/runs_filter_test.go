@@ -24,7 +24,9 @@ func writeStartedRun(t *testing.T, root string, started time.Time, suffix string
 	start.RunID = id
 	recs := []logs.Record{{Seq: 1, Time: started, Kind: logs.KindRunStart, RunStart: &start}}
 	if end != nil {
-		recs = append(recs, logs.Record{Seq: 2, Time: started.Add(90 * time.Second), Kind: logs.KindRunEnd, RunEnd: end})
+		e := *end
+		e.Totals.DurationMS = 90_000 // as a Writer would: the time since run_start
+		recs = append(recs, logs.Record{Seq: 2, Time: started.Add(90 * time.Second), Kind: logs.KindRunEnd, RunEnd: &e})
 	}
 	var b strings.Builder
 	for _, r := range recs {
@@ -101,7 +103,7 @@ func tableIDs(t *testing.T, stdout string) []string {
 // jsonIDs are the run ids of lllm runs -o json's output, in order.
 func jsonIDs(t *testing.T, stdout string) []string {
 	t.Helper()
-	var runs []runJSON
+	var runs []logs.RunInfo
 	if err := json.Unmarshal([]byte(stdout), &runs); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, stdout)
 	}
@@ -212,7 +214,7 @@ func TestRunsFilterJSONFields(t *testing.T) {
 		t.Fatalf("%v\n%v", err, all)
 	}
 	r := lllm(t, "runs", "--log-dir", f.root, "-o", "json", "--status", "failed")
-	var got []runJSON
+	var got []logs.RunInfo
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got) != 1 {
 		t.Fatalf("%v\n%v", err, r)
 	}
