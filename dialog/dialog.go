@@ -1,6 +1,7 @@
 package dialog
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -368,10 +369,15 @@ func (d *Dialog) Fork(lastN, firstK int, opts ...Option) (*Dialog, error) {
 	return child, nil
 }
 
-// MarshalJSON encodes the dialog as its node and messages.
+// MarshalJSON encodes the dialog as its node and messages, leaving <, >
+// and & as they are (messages are often tagged text).
 func (d *Dialog) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(struct {
 		Node     TreeNode   `json:"node"`
 		Messages []*Message `json:"messages"`
 	}{d.Node(), d.Messages()})
+	return bytes.TrimRight(buf.Bytes(), "\n"), err
 }

@@ -472,3 +472,26 @@ func roundTrip(t *testing.T, m Message) (Message, []byte) {
 	}
 	return back, b
 }
+
+// A dialog's JSON keeps <, > and & as the messages have them, for an
+// encoder that does not escape them.
+func TestDialogJSONLeavesTagsAlone(t *testing.T) {
+	d, err := New("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Append(Message{Role: RoleUser, Content: "give <answer>1 & 2</answer>"}); err != nil {
+		t.Fatal(err)
+	}
+	// As a caller that asks for it (lllm show -o json) encodes it:
+	// json.Marshal itself escapes what any MarshalJSON returns.
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(d); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"give <answer>1 & 2</answer>"`) {
+		t.Errorf("%s", b.String())
+	}
+}

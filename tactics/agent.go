@@ -501,7 +501,7 @@ func parseReply(gov *dialog.Prompt, reply *dialog.Message) (json.RawMessage, err
 	if err != nil {
 		return nil, err
 	}
-	parsed, err := json.Marshal(v)
+	parsed, err := marshalResult(v) // <answer> stays as the model wrote it
 	if err != nil {
 		return nil, fmt.Errorf("encoding parsed output: %w", err)
 	}
