@@ -1331,6 +1331,7 @@ func TestContractNoWritesToCWD(t *testing.T) {
 		"show":         {{args: []string{"show", runDir(f.best)}}},
 		"diff":         {{args: []string{"diff", runDir(f.chat), runDir(f.best)}}},
 		"replay":       {{args: append([]string{"replay", f.best}, ld...)}},
+		"export":       {{args: []string{"export", runDir(f.best)}}, {args: []string{"export", "--sweep", f.sweepDir, "--metadata"}}},
 		"sweep":        {{args: []string{"sweep", f.spec, "--dry-run"}}, {args: append([]string{"sweep", f.spec}, ld...)}},
 		"sweep report": {{args: []string{"sweep", "report", f.sweepDir, "-o", "csv"}}},
 		"sweep merge":  {{args: []string{"sweep", "merge", f.sweepDir}}},

@@ -1,0 +1,334 @@
+package export
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/logs"
+)
+
+// emptySchema is the parameters of a tool declared without any, as the
+// provider adapter sends it.
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// tools are the tools of decls, each name once (the first declaration of
+// it), in order.
+func tools(decls []*logs.Declarations) []logs.Tool {
+	var out []logs.Tool
+	seen := map[string]bool{}
+	for _, d := range decls {
+		for _, t := range d.Tools {
+			if !seen[t.Name] {
+				seen[t.Name] = true
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// arguments are a tool call's arguments as the text the model wrote: the
+// JSON object, or the text a model sent that was not JSON (the log keeps
+// it as a JSON string).
+func arguments(fc dialog.FunctionCall) string {
+	if len(fc.Arguments) == 0 {
+		return "{}"
+	}
+	var raw string
+	if json.Unmarshal(fc.Arguments, &raw) == nil {
+		return raw
+	}
+	return string(fc.Arguments)
+}
+
+// imageURL is the URL of an image: the one the log keeps, or a data URL
+// of its bytes.
+func imageURL(img *dialog.Image) (string, error) {
+	switch {
+	case len(img.Data) > 0:
+		mime := img.MIME
+		if mime == "" {
+			mime, _ = dialog.SniffImage(img.Data)
+		}
+		if mime == "" {
+			return "", unexportable("an image of unknown type (neither its MIME type nor its bytes say)")
+		}
+		return (&dialog.Image{MIME: mime, Data: img.Data}).DataURL(), nil
+	case img.URL != "":
+		return img.URL, nil
+	}
+	return "", unexportable("an image whose bytes and URL the log does not hold")
+}
+
+// The OpenAI chat fine-tuning line.
+type (
+	openAI struct {
+		Messages []openAIMessage `json:"messages"`
+		Tools    []openAITool    `json:"tools,omitempty"`
+		Metadata *Metadata       `json:"metadata,omitempty"`
+	}
+	openAIMessage struct {
+		Role string `json:"role"`
+		// Content is a string, or []openAIPart for a message with images;
+		// nil for an assistant turn that only calls tools.
+		Content    any              `json:"content,omitempty"`
+		ToolCalls  []openAIToolCall `json:"tool_calls,omitempty"`
+		ToolCallID string           `json:"tool_call_id,omitempty"`
+	}
+	openAIPart struct {
+		Type     string          `json:"type"` // text or image_url
+		Text     *string         `json:"text,omitempty"`
+		ImageURL *openAIImageURL `json:"image_url,omitempty"`
+	}
+	openAIImageURL struct {
+		URL string `json:"url"`
+	}
+	openAIToolCall struct {
+		ID       string         `json:"id"`
+		Type     string         `json:"type"` // function
+		Function openAIFunction `json:"function"`
+	}
+	openAIFunction struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"` // the JSON object, as a string
+	}
+	openAITool struct {
+		Type     string            `json:"type"` // function
+		Function openAIDeclaration `json:"function"`
+	}
+	openAIDeclaration struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters"`
+		Strict      bool            `json:"strict,omitempty"`
+	}
+)
+
+func openAILine(d *Dialog) (*openAI, error) {
+	line := &openAI{Messages: make([]openAIMessage, 0, len(d.Messages)), Metadata: d.Metadata}
+	for i, m := range d.Messages {
+		om, err := openAIMessageOf(m)
+		if err != nil {
+			return nil, fmt.Errorf("message %d (%s): %w", i, m.Role, err)
+		}
+		line.Messages = append(line.Messages, om)
+	}
+	for _, t := range tools(d.Declarations) {
+		params := t.Parameters
+		if len(params) == 0 {
+			params = emptySchema
+		}
+		line.Tools = append(line.Tools, openAITool{Type: "function",
+			Function: openAIDeclaration{Name: t.Name, Description: t.Description, Parameters: params, Strict: t.Strict}})
+	}
+	return line, nil
+}
+
+func openAIMessageOf(m *dialog.Message) (openAIMessage, error) {
+	if err := onlyUserImages(m); err != nil {
+		return openAIMessage{}, err
+	}
+	switch m.Role {
+	case dialog.RoleSystem:
+		return openAIMessage{Role: "system", Content: m.Text()}, nil
+	case dialog.RoleUser, "":
+		content, err := openAIContent(m)
+		return openAIMessage{Role: "user", Content: content}, err
+	case dialog.RoleAssistant, dialog.RoleToolCall:
+		om := openAIMessage{Role: "assistant"}
+		if text := m.Text(); text != "" || len(m.FunctionCalls) == 0 {
+			om.Content = text
+		}
+		for _, fc := range m.FunctionCalls {
+			om.ToolCalls = append(om.ToolCalls, openAIToolCall{ID: fc.ID, Type: "function",
+				Function: openAIFunction{Name: fc.Name, Arguments: arguments(fc)}})
+		}
+		return om, nil
+	case dialog.RoleTool:
+		return openAIMessage{Role: "tool", Content: m.Text(), ToolCallID: m.ToolCallID}, nil
+	}
+	return openAIMessage{}, unexportable("the role %q, which no format knows", m.Role)
+}
+
+// openAIContent is a user message's content: its text, or its parts when
+// it has an image.
+func openAIContent(m *dialog.Message) (any, error) {
+	if !hasImage(m) {
+		return m.Text(), nil
+	}
+	parts := make([]openAIPart, 0, len(m.Parts))
+	for _, p := range m.Parts {
+		switch {
+		case p.Type == dialog.PartText && p.Text != "":
+			parts = append(parts, openAIPart{Type: "text", Text: &p.Text})
+		case p.Type == dialog.PartImage && p.Image != nil:
+			url, err := imageURL(p.Image)
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, openAIPart{Type: "image_url", ImageURL: &openAIImageURL{URL: url}})
+		}
+	}
+	return parts, nil
+}
+
+func hasImage(m *dialog.Message) bool {
+	for _, p := range m.Parts {
+		if p.Type == dialog.PartImage && p.Image != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// onlyUserImages refuses an image in a message of another role than the
+// user's: chat formats take images from users only.
+func onlyUserImages(m *dialog.Message) error {
+	if m.Role != dialog.RoleUser && m.Role != "" && hasImage(m) {
+		return unexportable("an image in a %s message (chat formats take images from the user only)", m.Role)
+	}
+	return nil
+}
+
+// The ShareGPT line.
+type (
+	shareGPT struct {
+		Conversations []shareGPTTurn `json:"conversations"`
+		// Tools is the JSON text of the tools' declarations, as
+		// LLaMA-Factory's ShareGPT reader takes them.
+		Tools string `json:"tools,omitempty"`
+		// Images are the URLs of the images the "<image>" marks in the
+		// human turns stand for, in order.
+		Images   []string  `json:"images,omitempty"`
+		Metadata *Metadata `json:"metadata,omitempty"`
+	}
+	shareGPTTurn struct {
+		From  string `json:"from"` // system, human, gpt, function_call or observation
+		Value string `json:"value"`
+	}
+	shareGPTCall struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	shareGPTTool struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}
+)
+
+// imageMark stands for an image in a ShareGPT human turn.
+const imageMark = "<image>"
+
+func shareGPTLine(d *Dialog) (*shareGPT, error) {
+	line := &shareGPT{Conversations: make([]shareGPTTurn, 0, len(d.Messages)), Metadata: d.Metadata}
+	add := func(from, value string) { line.Conversations = append(line.Conversations, shareGPTTurn{from, value}) }
+	for i, m := range d.Messages {
+		if err := onlyUserImages(m); err != nil {
+			return nil, fmt.Errorf("message %d (%s): %w", i, m.Role, err)
+		}
+		switch m.Role {
+		case dialog.RoleSystem:
+			add("system", m.Text())
+		case dialog.RoleUser, "":
+			if !hasImage(m) {
+				add("human", m.Text())
+				continue
+			}
+			var value string
+			for _, p := range m.Parts {
+				var s string
+				switch {
+				case p.Type == dialog.PartText:
+					s = p.Text
+				case p.Type == dialog.PartImage && p.Image != nil:
+					url, err := imageURL(p.Image)
+					if err != nil {
+						return nil, fmt.Errorf("message %d (%s): %w", i, m.Role, err)
+					}
+					line.Images = append(line.Images, url)
+					s = imageMark
+				}
+				if s != "" && value != "" {
+					value += "\n"
+				}
+				value += s
+			}
+			add("human", value)
+		case dialog.RoleAssistant, dialog.RoleToolCall:
+			text := m.Text()
+			if len(m.FunctionCalls) == 0 {
+				add("gpt", text)
+				continue
+			}
+			if text != "" {
+				add("gpt", text) // what the model said besides calling tools
+			}
+			calls := make([]shareGPTCall, len(m.FunctionCalls))
+			for j, fc := range m.FunctionCalls {
+				args := fc.Arguments
+				if len(args) == 0 {
+					args = json.RawMessage("{}")
+				}
+				calls[j] = shareGPTCall{Name: fc.Name, Arguments: args}
+			}
+			var v any = calls
+			if len(calls) == 1 {
+				v = calls[0]
+			}
+			b, err := marshal(v)
+			if err != nil {
+				return nil, fmt.Errorf("message %d (%s): encoding its tool calls: %w", i, m.Role, err)
+			}
+			add("function_call", b)
+		case dialog.RoleTool:
+			add("observation", m.Text())
+		default:
+			return nil, fmt.Errorf("message %d: %w", i, unexportable("the role %q, which no format knows", m.Role))
+		}
+	}
+	if ts := tools(d.Declarations); len(ts) > 0 {
+		decls := make([]shareGPTTool, len(ts))
+		for i, t := range ts {
+			params := t.Parameters
+			if len(params) == 0 {
+				params = emptySchema
+			}
+			decls[i] = shareGPTTool{Name: t.Name, Description: t.Description, Parameters: params}
+		}
+		b, err := marshal(decls)
+		if err != nil {
+			return nil, fmt.Errorf("encoding the tools: %w", err)
+		}
+		line.Tools = b
+	}
+	return line, nil
+}
+
+// marshal is v as compact JSON text, without escaping <, > and &.
+func marshal(v any) (string, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// The lllm line: the log's own records.
+type lllmLineT struct {
+	Messages     []*dialog.Message    `json:"messages"`
+	Declarations []*logs.Declarations `json:"declarations,omitempty"`
+	Metadata     *Metadata            `json:"metadata,omitempty"`
+}
+
+func lllmLine(d *Dialog) *lllmLineT {
+	msgs := d.Messages
+	if msgs == nil {
+		msgs = []*dialog.Message{}
+	}
+	return &lllmLineT{Messages: msgs, Declarations: d.Declarations, Metadata: d.Metadata}
+}
