@@ -2,8 +2,6 @@ package inspect
 
 import (
 	"context"
-	"errors"
-	"io"
 
 	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/logs"
@@ -51,61 +49,35 @@ type Transcript struct {
 // LoadLog reads run's log as Load does with Options.Messages, and also
 // the declarations of its model calls, for Transcript.
 func LoadLog(ctx context.Context, run *logs.Run) (*Log, []string, error) {
-	// Asked before reading, as Load does.
-	opts := Options{Messages: true, Stopped: !run.Writing()}
-	r, err := run.Reader()
+	l := newLog()
+	t, warnings, err := load(ctx, run, Options{Messages: true}, l.note)
 	if err != nil {
-		return nil, nil, err
+		return nil, warnings, err
 	}
-	defer r.Close()
-	l, err := ReadLog(ctx, r, run.Path(), opts)
-	if err != nil {
-		return nil, r.Warnings(), err
-	}
-	if l.RunID == "" {
-		l.RunID = run.ID
-	}
-	if l.End == nil && opts.Stopped {
-		l.Status = logs.StatusInterrupted
-	}
-	return l, r.Warnings(), nil
+	return l.done(t), warnings, nil
 }
 
 // ReadLog is Read, with Options.Messages whatever opts says, keeping also
 // the declarations of the log's model calls.
 func ReadLog(ctx context.Context, r *logs.Reader, name string, opts Options) (*Log, error) {
 	opts.Messages = true
-	start, err := r.Start()
+	l := newLog()
+	t, err := read(ctx, r, name, opts, l.note)
 	if err != nil {
 		return nil, err
 	}
-	b := &builder{
-		t:    &Tree{RunID: start.RunID, Tactic: start.Tactic, Start: start, Status: logs.StatusRunning, byID: map[string]*Node{}, Forest: new(dialog.Forest)},
-		opts: opts,
-	}
-	l := &Log{byDigest: map[string]*logs.Declarations{}, callDecls: map[*Node][]string{}}
-	for i := 0; ; i++ {
-		if i%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if err := b.add(rec); err != nil {
-			return nil, &logs.FormatError{Name: name, Line: int(rec.Seq), Msg: "inconsistent dialog record", Err: err}
-		}
-		l.note(b.t, rec)
-	}
-	b.finish()
-	l.Tree = b.t
+	return l.done(t), nil
+}
+
+func newLog() *Log {
+	return &Log{byDigest: map[string]*logs.Declarations{}, callDecls: map[*Node][]string{}}
+}
+
+// done completes l with its tree, once read.
+func (l *Log) done(t *Tree) *Log {
+	l.Tree = t
 	l.findTurns()
-	return l, nil
+	return l
 }
 
 // note keeps what rec says of declarations.

@@ -163,6 +163,12 @@ type Options struct {
 // Load reads the tree of run's log, and returns it with the reader's
 // warnings (such as a skipped torn last line).
 func Load(ctx context.Context, run *logs.Run, opts Options) (*Tree, []string, error) {
+	return load(ctx, run, opts, nil)
+}
+
+// load is Load, calling each (when set) with every record after the tree
+// has taken it.
+func load(ctx context.Context, run *logs.Run, opts Options, each func(*Tree, *logs.Record)) (*Tree, []string, error) {
 	// Asked before reading, so that a run that ends meanwhile is not taken
 	// for interrupted.
 	opts.Stopped = !run.Writing()
@@ -171,7 +177,7 @@ func Load(ctx context.Context, run *logs.Run, opts Options) (*Tree, []string, er
 		return nil, nil, err
 	}
 	defer r.Close()
-	t, err := Read(ctx, r, run.Path(), opts)
+	t, err := read(ctx, r, run.Path(), opts, each)
 	if err != nil {
 		return nil, r.Warnings(), err
 	}
@@ -189,6 +195,12 @@ func Load(ctx context.Context, run *logs.Run, opts Options) (*Tree, []string, er
 // far is a *logs.FormatError; its Line is the record's seq, which is its
 // line in a well-formed log. Read stops with ctx's error when ctx is done.
 func Read(ctx context.Context, r *logs.Reader, name string, opts Options) (*Tree, error) {
+	return read(ctx, r, name, opts, nil)
+}
+
+// read is Read, calling each (when set) with every record after the tree
+// has taken it.
+func read(ctx context.Context, r *logs.Reader, name string, opts Options, each func(*Tree, *logs.Record)) (*Tree, error) {
 	start, err := r.Start()
 	if err != nil {
 		return nil, err
@@ -215,6 +227,9 @@ func Read(ctx context.Context, r *logs.Reader, name string, opts Options) (*Tree
 		}
 		if err := b.add(rec); err != nil {
 			return nil, &logs.FormatError{Name: name, Line: int(rec.Seq), Msg: "inconsistent dialog record", Err: err}
+		}
+		if each != nil {
+			each(b.t, rec)
 		}
 	}
 	b.finish()

@@ -183,40 +183,6 @@ func TestVocabularyOfJSONOutputs(t *testing.T) {
 	vocabJSON(t, 0, "version")
 }
 
-// The walk catches what the vocabulary forbids, wherever it is nested.
-func TestVocabularyWalk(t *testing.T) {
-	for _, c := range []struct {
-		json string
-		want string // in the one problem found; "" for none
-	}{
-		{`{"run_id": "20261122T052011.659613Z-4c2769", "cost": {"input_tokens": 3, "usd": 0.1}, "duration_ms": 4}`, ""},
-		{`[{"id": "20261122T052011.659613Z-4c2769"}]`, `named by "id"`},
-		{`{"a": {"b": [{"tokens_in": 3}]}}`, `"tokens_in"`},
-		{`{"tokens": {"input": 1}}`, `"tokens"`},
-		{`{"cost": 0.5}`, "not the log's cost object"},
-		{`{"cells": [{"cost": {"input_tokens": 3}}]}`, "no usd"},
-		{`{"cost": {"input_tokens": 0, "usd": 1}}`, "zero field"},
-		{`{"call_cost": {"in": 1, "usd": 1}}`, "not a field"},
-		{`{"latency": 3}`, "NAME_ms"},
-		{`{"started": "2026-11-22 05:20"}`, "RFC 3339"},
-		{`{"n": 0, "scores": [{"name": "exact", "mean": 0, "stderr": null}]}`, "want null"},
-		{`{"n": 0, "scores": [{"name": "exact", "mean": null, "stderr": null}], "latency_p50_ms": null}`, ""},
-		{`{"result": {"id": "20261122T052011.659613Z-4c2769", "tokens": 1}}`, ""}, // the user's data
-	} {
-		var v any
-		if err := json.Unmarshal([]byte(c.json), &v); err != nil {
-			t.Fatal(err)
-		}
-		got := vocab.Problems(v, true)
-		switch {
-		case c.want == "" && len(got) > 0:
-			t.Errorf("%s: %q, want no problem", c.json, got)
-		case c.want != "" && (len(got) != 1 || !strings.Contains(got[0], c.want)):
-			t.Errorf("%s: %q, want one problem with %q", c.json, got, c.want)
-		}
-	}
-}
-
 // lllm validate -o json gives each problem's place and message apart, as
 // the text gives them on a line, and still exits 2; a valid config is
 // valid with no problems.
