@@ -4,37 +4,21 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/lllm-go/lllm/logs"
 	"github.com/lllm-go/lllm/runtime/conversation"
-	"github.com/lllm-go/lllm/runtime/server"
 )
 
 // servedTurn runs one turn of configs/serve.yaml's assistant, with run
 // logs under root, and returns root.
 func servedTurn(t *testing.T) string {
 	t.Helper()
-	cfg, err := server.LoadConfig(context.Background(), "../../../configs/serve.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := conversation.Open(t.TempDir(), conversation.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
 	root := filepath.Join(t.TempDir(), "runs")
-	svc, err := conversation.NewService(store, cfg.Agents, conversation.ServiceOptions{AskTimeout: 10 * time.Second, LogDir: root})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := servedService(t, root)
 	if _, err := svc.Run(context.Background(), conversation.RunRequest{Agent: "assistant", Sender: "alice", Content: "hello there"},
 		func(conversation.Event) error { return nil }); err != nil {
 		t.Fatal(err)

@@ -15,11 +15,9 @@ import (
 	"github.com/lllm-go/lllm/runtime/server"
 )
 
-// serveForReplay runs, through the Service of configs/serve.yaml, a turn
-// of the assistant that asks the user (answered "blue"), a guest's turn
-// and a compaction, with run logs under the returned root, and returns
-// their run directories in that order.
-func serveForReplay(t *testing.T) (root string, runs []string) {
+// servedService is a Service of configs/serve.yaml on a store of its
+// own, writing its run logs under root.
+func servedService(t *testing.T, root string) *conversation.Service {
 	t.Helper()
 	cfg, err := server.LoadConfig(context.Background(), "../../../configs/serve.yaml")
 	if err != nil {
@@ -30,11 +28,21 @@ func serveForReplay(t *testing.T) (root string, runs []string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = store.Close() })
-	root = filepath.Join(t.TempDir(), "runs")
 	svc, err := conversation.NewService(store, cfg.Agents, conversation.ServiceOptions{AskTimeout: 10 * time.Second, Tokens: cfg.Tokens, LogDir: root})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return svc
+}
+
+// serveForReplay runs, through the Service of configs/serve.yaml, a turn
+// of the assistant that asks the user (answered "blue"), a guest's turn
+// and a compaction, with run logs under the returned root, and returns
+// their run directories in that order.
+func serveForReplay(t *testing.T) (root string, runs []string) {
+	t.Helper()
+	root = filepath.Join(t.TempDir(), "runs")
+	svc := servedService(t, root)
 	latest := func() string {
 		t.Helper()
 		run, err := logs.Open(root, "latest")
