@@ -337,7 +337,7 @@ func TestChatDelete(t *testing.T) {
 
 	// Piped input: a bare /delete is refused (nothing can confirm), the
 	// chat goes on.
-	code, out, errs := chatRun(t, "hello\n/delete\nstill here\n", "assistant", "--sender", "eve", "--addr", addr)
+	code, _, errs := chatRun(t, "hello\n/delete\nstill here\n", "assistant", "--sender", "eve", "--addr", addr)
 	if code != ExitError || !strings.Contains(errs, "lllm: /delete: the input is not a terminal, so nothing can confirm: type /delete --yes to delete the conversation\n") {
 		t.Errorf("bare /delete, piped: exit %d\n%s", code, errs)
 	}
@@ -347,7 +347,7 @@ func TestChatDelete(t *testing.T) {
 
 	// /delete --yes: the conversation moves to the trash, the chat ends
 	// (exit 0) and reads nothing more.
-	code, out, errs = chatRun(t, "/delete --yes\nnever sent\n", "assistant", "--sender", "eve", "--addr", addr)
+	code, out, errs := chatRun(t, "/delete --yes\nnever sent\n", "assistant", "--sender", "eve", "--addr", addr)
 	if code != 0 {
 		t.Fatalf("/delete --yes: exit %d\n%s\n%s", code, out, errs)
 	}

@@ -168,7 +168,7 @@ func TestChatTerminalEditingAndHistory(t *testing.T) {
 	p.type_("please ask me\r")
 	at = p.prompt(p.waitFor(at, "[assistant asks] What is your favourite colour?"))
 	p.type_("blue\r")
-	at = p.prompt(p.waitFor(at, "Thank you, I have noted that."))
+	p.prompt(p.waitFor(at, "Thank you, I have noted that."))
 	// The replies are whole lines: no prompt was drawn in their middle.
 	for _, l := range strings.Split(p.out.String(), "\r\n") {
 		if strings.Contains(l, "mock reply to:") || strings.Contains(l, "noted that") {
@@ -207,7 +207,7 @@ func TestChatTerminalEditingAndHistory(t *testing.T) {
 	p.type_("\x1b[A\r")
 	at = p.prompt(p.waitFor(at, "assistant: mock reply to: blue"))
 	p.type_("\x12hello\r")
-	at = p.prompt(p.waitFor(at, "assistant: mock reply to: hello world"))
+	p.prompt(p.waitFor(at, "assistant: mock reply to: hello world"))
 	p.type_("\x04")
 	if code := p.exitCode(); code != 0 {
 		t.Fatalf("exit %d after Ctrl-D:\n%q", code, p.out.String())
@@ -336,7 +336,7 @@ func TestChatTerminalKillWhileStreaming(t *testing.T) {
 	}
 	start := time.Now()
 	p.type_("/kill\r")
-	at = p.prompt(p.waitFor(at, "[killed]"))
+	p.prompt(p.waitFor(at, "[killed]"))
 	if d := time.Since(start); d > 20*time.Second {
 		t.Fatalf("the kill took %v", d)
 	}
