@@ -144,21 +144,11 @@ type mockRule struct {
 // NewMock returns a Mock scripted by cfg, or an error saying what in cfg
 // is wrong (every problem Check finds).
 func NewMock(cfg MockConfig) (*Mock, error) {
-	if errs := cfg.Check(); len(errs) > 0 {
+	rules, errs := cfg.compile()
+	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	m := &Mock{cfg: cfg, seen: map[uint64]uint64{}}
-	for _, r := range cfg.Rules {
-		rule := mockRule{match: r.Match, system: r.System, times: int64(r.Times), reply: r.Reply}
-		if r.Times > 0 {
-			rule.used = new(atomic.Int64)
-		}
-		if r.Regex != "" {
-			rule.re = regexp.MustCompile(r.Regex) // Check compiled it
-		}
-		m.rules = append(m.rules, rule)
-	}
-	return m, nil
+	return &Mock{cfg: cfg, rules: rules, seen: map[uint64]uint64{}}, nil
 }
 
 // MockProblem is a problem of a MockConfig: the setting at Path, such as
@@ -173,7 +163,13 @@ func (p *MockProblem) Error() string { return "mock." + strings.Join(p.Path, "."
 // Check returns every problem of c, each a *MockProblem, in the order of
 // its settings; none when a Mock can be made of it.
 func (c MockConfig) Check() []error {
-	var errs []error
+	_, errs := c.compile()
+	return errs
+}
+
+// compile checks c, as Check does, and makes its rules, each regex
+// compiled once.
+func (c MockConfig) compile() (rules []mockRule, errs []error) {
 	add := func(msg string, path ...string) { errs = append(errs, &MockProblem{Path: path, Msg: msg}) }
 	if !(c.ErrorRate >= 0 && c.ErrorRate <= 1) {
 		add(fmt.Sprintf("%v is not between 0 and 1", c.ErrorRate), "error_rate")
@@ -189,21 +185,27 @@ func (c MockConfig) Check() []error {
 		if r.Times < 0 {
 			add(fmt.Sprintf("%d is negative: leave it out for a rule that always answers", r.Times), at("times")...)
 		}
+		rule := mockRule{match: r.Match, system: r.System, times: int64(r.Times), reply: r.Reply}
+		if r.Times > 0 {
+			rule.used = new(atomic.Int64)
+		}
 		if r.Regex != "" {
-			if _, err := regexp.Compile(r.Regex); err != nil {
+			var err error
+			if rule.re, err = regexp.Compile(r.Regex); err != nil {
 				add(err.Error(), at("regex")...)
 			}
 		}
 		for _, p := range r.Reply.check() {
 			add(p.Msg, append(at("reply"), p.Path...)...)
 		}
+		rules = append(rules, rule)
 	}
 	for i, r := range c.Replies {
 		for _, p := range r.check() {
 			add(p.Msg, append([]string{"replies", strconv.Itoa(i)}, p.Path...)...)
 		}
 	}
-	return errs
+	return rules, errs
 }
 
 // check returns the problems of r, at paths within it.
