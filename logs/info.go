@@ -46,7 +46,7 @@ func (s Summary) Info() RunInfo {
 		}
 	}
 	if s.Err != nil {
-		info.Status, info.Error = StatusUnreadable, s.Err.Error()
+		info.Error = s.Err.Error()
 	}
 	return info
 }

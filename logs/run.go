@@ -320,9 +320,12 @@ type Summary struct {
 }
 
 // Status is the run's final status; without a run_end, StatusRunning while
-// a process still writes the log and StatusInterrupted once none does.
+// a process still writes the log and StatusInterrupted once none does;
+// StatusUnreadable when the log could not be read.
 func (s Summary) Status() Status {
 	switch {
+	case s.Err != nil:
+		return StatusUnreadable
 	case s.End != nil:
 		return s.End.Status
 	case s.Writing:

@@ -22,14 +22,11 @@ import (
 	"github.com/lllm-go/lllm/logs"
 )
 
-// statusUnreadable is the status of a run whose log cannot be read.
-const statusUnreadable = string(logs.StatusUnreadable)
-
 // runStatuses are the values of lllm runs --status: a run's statuses, and
 // unreadable.
 var runStatuses = []string{
 	string(logs.StatusOK), string(logs.StatusFailed), string(logs.StatusCancelled),
-	string(logs.StatusRunning), string(logs.StatusInterrupted), statusUnreadable,
+	string(logs.StatusRunning), string(logs.StatusInterrupted), string(logs.StatusUnreadable),
 }
 
 type runsOptions struct {
@@ -307,12 +304,7 @@ func runInfo(s logs.Summary) logs.RunInfo {
 	return info
 }
 
-func runStatus(s logs.Summary) string {
-	if s.Err != nil {
-		return statusUnreadable
-	}
-	return string(s.Status())
-}
+func runStatus(s logs.Summary) string { return string(s.Status()) }
 
 func writeRunsTable(w io.Writer, sums []logs.Summary) error {
 	var buf bytes.Buffer
