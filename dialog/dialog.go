@@ -1,10 +1,8 @@
 package dialog
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -12,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
+
+	"github.com/lllm-go/lllm/internal/jsontext"
 )
 
 // Dialog is one agent's conversation: an append-only list of messages, the
@@ -372,12 +372,8 @@ func (d *Dialog) Fork(lastN, firstK int, opts ...Option) (*Dialog, error) {
 // MarshalJSON encodes the dialog as its node and messages, leaving <, >
 // and & as they are (messages are often tagged text).
 func (d *Dialog) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	err := enc.Encode(struct {
+	return jsontext.Marshal(struct {
 		Node     TreeNode   `json:"node"`
 		Messages []*Message `json:"messages"`
 	}{d.Node(), d.Messages()})
-	return bytes.TrimRight(buf.Bytes(), "\n"), err
 }

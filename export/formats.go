@@ -3,9 +3,9 @@ package export
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/internal/jsontext"
 	"github.com/lllm-go/lllm/logs"
 )
 
@@ -309,13 +309,8 @@ func shareGPTLine(d *Dialog) (*shareGPT, error) {
 
 // marshal is v as compact JSON text, without escaping <, > and &.
 func marshal(v any) (string, error) {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return "", err
-	}
-	return strings.TrimSuffix(b.String(), "\n"), nil
+	b, err := jsontext.Marshal(v)
+	return string(b), err
 }
 
 // The lllm line: the log's own records.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lllm-go/lllm/contextmgr"
 	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/internal/jsontext"
 	"github.com/lllm-go/lllm/logs"
 	"github.com/lllm-go/lllm/runtime/provider"
 )
@@ -501,7 +502,7 @@ func parseReply(gov *dialog.Prompt, reply *dialog.Message) (json.RawMessage, err
 	if err != nil {
 		return nil, err
 	}
-	parsed, err := marshalResult(v) // <answer> stays as the model wrote it
+	parsed, err := jsontext.Marshal(v) // <answer> stays as the model wrote it
 	if err != nil {
 		return nil, fmt.Errorf("encoding parsed output: %w", err)
 	}

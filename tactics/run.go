@@ -1,7 +1,6 @@
 package tactics
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/lllm-go/lllm/contextmgr"
 	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/internal/jsontext"
 	"github.com/lllm-go/lllm/internal/registry"
 	"github.com/lllm-go/lllm/logs"
 	"github.com/lllm-go/lllm/runtime/config"
@@ -166,7 +166,7 @@ func (r *Runner) Run(ctx context.Context, task string) (*Result, error) {
 	res := &Result{RunID: run.ID, Dir: run.Dir, Status: logs.StatusOK}
 	end := logs.RunEnd{Status: logs.StatusOK}
 	if err == nil {
-		res.Result, err = marshalResult(out)
+		res.Result, err = jsontext.Marshal(out)
 		end.Result = res.Result
 	}
 	if err != nil {
@@ -191,18 +191,6 @@ func checkTask(task string) error {
 		return errors.New("the task is not valid UTF-8 text")
 	}
 	return nil
-}
-
-// marshalResult encodes a tactic's result as JSON, leaving <, > and &
-// as they are (tactic results are often tagged text).
-func marshalResult(v any) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // recordedConfig is the config a run log records: the resolved config,

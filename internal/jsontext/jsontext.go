@@ -54,3 +54,16 @@ func Unescape(s string) string {
 	}
 	return b.String()
 }
+
+// Marshal is json.Marshal without escaping <, > and & (tactic results,
+// parsed outputs and messages are often tagged text, which should read
+// as written).
+func Marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}

@@ -20,3 +20,14 @@ func TestCompactAndUnescape(t *testing.T) {
 		t.Errorf("a trailing backslash: %q", got)
 	}
 }
+
+// Marshal leaves <, > and & as they are, on one line without a newline.
+func TestMarshal(t *testing.T) {
+	b, err := Marshal(map[string]any{"text": "<answer>1 & 2</answer>"})
+	if err != nil || string(b) != `{"text":"<answer>1 & 2</answer>"}` {
+		t.Errorf("%s %v", b, err)
+	}
+	if _, err := Marshal(func() {}); err == nil {
+		t.Error("a func was encoded")
+	}
+}

@@ -1,14 +1,13 @@
 package conversation
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
 
+	"github.com/lllm-go/lllm/internal/jsontext"
 	"github.com/lllm-go/lllm/logs"
 	"github.com/lllm-go/lllm/runtime/provider"
 	"github.com/lllm-go/lllm/tactics"
@@ -200,7 +199,7 @@ func (l *runLog) finish(ctx context.Context, result any, err error) error {
 			end.Status = logs.StatusCancelled
 		}
 	} else if result != nil {
-		if end.Result, err = marshalResult(result); err != nil {
+		if end.Result, err = jsontext.Marshal(result); err != nil {
 			end.Status, end.Error = logs.StatusFailed, "encoding the result: "+err.Error()
 			end.Result = nil
 		}
@@ -227,16 +226,4 @@ func (l *runLog) finishOnPanic() {
 	if v != nil {
 		panic(v)
 	}
-}
-
-// marshalResult encodes a run's result as tactics' runs do, leaving <, >
-// and & as they are, so that a replay's result has the same bytes.
-func marshalResult(v any) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
