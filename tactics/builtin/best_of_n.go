@@ -92,7 +92,7 @@ func (t bestOfN) Call(ctx context.Context, s *tactics.Session, task string) (any
 	for i, c := range res.Candidates {
 		fmt.Fprintf(&list, "<candidate %d>\n%s\n</candidate %d>\n", i+1, c, i+1)
 	}
-	prompt := dialog.MustPrompt("best_of_n/judge", judgeTemplate, dialog.WithParser(choiceParser{n: t.n}))
+	prompt := dialog.MustPrompt("best_of_n/judge", judgeTemplate, dialog.WithParser(choiceParser(t)))
 	if err := judge.Open("main", nil); err != nil {
 		return nil, err
 	}
