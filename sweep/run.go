@@ -257,6 +257,28 @@ func (s *Sweep) writeManifest() error {
 	return writeManifest(s.Dir, m)
 }
 
+// Unfinished counts the samples of the sweep (of its shard) that are not
+// finished: that have no final record made for their row as it is now with
+// a score of every scorer of the spec. After Run returned without an error,
+// they are the samples whose last try failed on the provider (its last
+// model call failed: a rate limit, a server error, a bad key; or it timed
+// out), after the spec's retries, and those whose re-score failed on a
+// scorer's model call: the next run tries them again.
+// Unlike Plan, it counts a sample that failed for a reason of its own as
+// finished whatever Options.RerunFailed says.
+func (s *Sweep) Unfinished() int {
+	scorers := s.scorerSpecs()
+	n := 0
+	s.eachSample(func(sm sample, _ bool) bool {
+		e, ok := s.records.get(sm.cell.Hash, sm.row.ID, sm.repeat)
+		if !ok || !e.done() || !s.records.fresh(e, sm.row, scorers) {
+			n++
+		}
+		return true
+	})
+	return n
+}
+
 func contains(xs []string, x string) bool {
 	for _, y := range xs {
 		if y == x {

@@ -69,10 +69,16 @@ its hash; one that names no cell or several is a usage error listing the
 cells. See docs/sweeps.md for the statistics and the fields -o json adds.
 
 A progress line goes to stderr when it is a terminal. The exit code is 0
-when every sample of the grid (or shard) is finished, 1 when the sweep
-stopped early (budget, failing provider, Ctrl-C; the table is printed
-first) and 2 for a problem with the spec, dataset, axes, scorers or config,
-found before anything runs. See docs/sweeps.md.`,
+when every sample of the grid (or shard) is finished; 1 when the sweep
+stopped early (budget, failing provider, Ctrl-C) or left samples to retry:
+samples that failed on the provider (a rate limit, a server error, a bad
+key, a timeout; after the spec's retries) or could not be re-scored. The
+table is printed first either way, and one line on stderr says how many
+samples did not finish: the same command run again retries them, as it
+resumes. 2 is a problem with the spec, dataset, axes, scorers or config,
+found before anything runs. --dry-run exits 0 whatever is left to run, and
+so do 'lllm sweep report' and 'merge': they describe the sweep, its
+"to_retry" included. See docs/sweeps.md.`,
 		Example: `  # The offline example: check it, run it, run it again (no model call)
   lllm sweep configs/sweep-example.yaml --dry-run
   lllm sweep configs/sweep-example.yaml
@@ -226,7 +232,33 @@ func runSweep(cmd *cobra.Command, o *sweepCmdOptions, path string) error {
 	case runErr != nil:
 		return &exitError{code: ExitError, errs: []error{runErr}}
 	}
+	if n := sw.Unfinished(); n > 0 {
+		return &exitError{code: ExitError, errs: []error{unfinishedErr(n, rep.RescoreFailed, o.shard)}}
+	}
 	return nil
+}
+
+// unfinishedErr says that n samples (of the shard, if any) did not
+// finish, rescoreFailed of them because a scorer's model call failed while
+// they were re-scored and the others because they failed on the provider,
+// and how to retry them.
+func unfinishedErr(n, rescoreFailed int, shard string) error {
+	what := count(n, "sample")
+	if shard != "" {
+		what += " of shard " + shard
+	}
+	they, them := "they", "them"
+	if n == 1 {
+		they, them = "it", "it"
+	}
+	why := they + " failed on the provider"
+	switch retry := n - rescoreFailed; {
+	case rescoreFailed > 0 && retry <= 0:
+		why = "a scorer's model call failed while re-scoring " + them
+	case rescoreFailed > 0:
+		why = fmt.Sprintf("%d failed on the provider, %d could not be re-scored", retry, rescoreFailed)
+	}
+	return fmt.Errorf("%s did not finish (%s): run the same command again to retry %s; it resumes, running only the unfinished samples", what, why, them)
 }
 
 func progressLine(p sweep.Progress) string {
