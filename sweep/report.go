@@ -186,7 +186,7 @@ func LoadReport(dir string) (*Report, []string, error) {
 }
 
 // buildReport makes the report of the cells of m from the records recs
-// says stand and m counts (Manifest.current), streaming the samples files
+// says stand and m counts (Manifest.Counts), streaming the samples files
 // of dir past them; with extra, cells that have records but are not in m
 // are added after them. What it keeps per cell is bounded (see cellAgg):
 // the memory a report takes does not grow with the number of samples.
@@ -206,7 +206,7 @@ func buildReport(dir string, m *Manifest, recs *Records, extra bool) (*Report, e
 	}
 	var more []string
 	err := recs.each([]string{dir}, func(r *Record, row int32) error {
-		if !m.current(r) {
+		if !m.Counts(r) {
 			return nil
 		}
 		a := aggs[r.Cell]

@@ -578,11 +578,15 @@ func rowSums(rows []Row) map[string]string {
 	return sums
 }
 
-// current reports whether r is a sample of the sweep as m describes it:
+// Counts reports whether a report of the sweep m describes counts r (see
+// LoadReport): whether r is a sample of the sweep as its last run left it,
 // of one of its rows as the row is now (when m lists them), within its
-// repeats, and scored by every one of its scorers, with their params
-// (when both say).
-func (m *Manifest) current(r *Record) bool {
+// repeats, and scored by every one of its scorers, with their params (when
+// both say). Records of rows since changed or removed, of repeats past the
+// spec's, or lacking a current scorer's score do not count. It says
+// nothing of r's cell: LoadReport shows every cell the directory has
+// records of, those that have left the grid included.
+func (m *Manifest) Counts(r *Record) bool {
 	if m.RowSums != nil {
 		sum, ok := m.RowSums[r.Row]
 		if !ok || r.RowHash != "" && r.RowHash != sum {

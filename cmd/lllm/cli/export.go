@@ -58,10 +58,10 @@ What is read, one of:
   --runs         the runs under the log root that pass the filters of
                  'lllm runs' (--status, --tactic, --label, --since, -n);
                  giving one of those filters implies --runs
-  --sweep DIR    the samples of a sweep directory whose run succeeded,
-                 or with --where only those whose scores pass: SCORER=VALUE,
-                 SCORER>=VALUE (also >, <=, < and !=); repeat --where for
-                 samples that pass every one
+  --sweep DIR    the samples of a sweep directory that 'lllm sweep report'
+                 counts and whose run succeeded, or with --where only those
+                 whose scores pass: SCORER=VALUE, SCORER>=VALUE (also >, <=,
+                 < and !=); repeat --where for samples that pass every one
 
 Which dialogs: every dialog of a run that ends with an assistant reply,
 except the working copies of an agent's call loop (ALIAS#N: the attempts of
@@ -99,7 +99,9 @@ Lines go to stdout, or with -O FILE into FILE, written whole or not at all
 many dialogs were exported from how many runs, and what was skipped and
 why: runs still running or interrupted (no run_end; --include-unfinished
 exports them), runs whose log cannot be read, samples without a run log,
-dialogs a format cannot hold (an image whose bytes the log lacks).`,
+outdated samples (made before their row, the repeats or the scorers of the
+sweep changed), dialogs a format cannot hold (an image whose bytes the log
+lacks).`,
 		Example: `  # The dialogs of the latest run, as OpenAI fine-tuning lines
   lllm export latest -O train.jsonl
 
@@ -270,9 +272,10 @@ type exporter struct {
 	// For --runs: the log root, the runs under it, and those filtered out.
 	root             string
 	listed, filtered int
-	// For --sweep: the standing samples, those that failed, did not pass
-	// --where, or have no run log.
-	samples, failed, rejected, noLog int
+	// For --sweep: the samples a report counts, those of them that failed,
+	// did not pass --where, or have no run log, and the standing records
+	// a report does not count (outdated).
+	samples, failed, rejected, noLog, outdated int
 }
 
 // run exports the dialogs of run, which sum summarises; meta adds a
@@ -367,9 +370,13 @@ func (e *exporter) filteredRuns(root string, f *runsFilter) error {
 }
 
 // sweep exports the runs of the samples of the sweep directory dir that
-// succeeded and pass where.
+// lllm sweep report counts, succeeded and pass where.
 func (e *exporter) sweep(dir string, m *sweep.Manifest, where []scoreCond) error {
 	warnings, err := sweep.EachRecord(dir, func(r *sweep.Record) error {
+		if !m.Counts(r) {
+			e.outdated++
+			return nil
+		}
 		e.samples++
 		switch {
 		case r.Status != "ok":
@@ -447,6 +454,9 @@ func (e *exporter) summary(out string) string {
 	}
 	if e.noLog > 0 {
 		skipped = append(skipped, count(e.noLog, "sample")+" without a run log")
+	}
+	if e.outdated > 0 {
+		skipped = append(skipped, count(e.outdated, "outdated sample")+" (made before their row, the repeats or the scorers changed; lllm sweep report does not count them)")
 	}
 	if e.unexportable > 0 {
 		skipped = append(skipped, fmt.Sprintf("%s the %s format cannot hold (%s)", count(e.unexportable, "dialog"), e.format, e.why))
