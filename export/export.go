@@ -26,7 +26,9 @@ type Format string
 const (
 	// OpenAI is the OpenAI chat fine-tuning line: {"messages": [...],
 	// "tools": [...]}, with tool calls and images as the chat API takes
-	// them.
+	// them. Every tool call has an id unique in the line, and its result
+	// the same: a call the log keeps no id for (or whose id an earlier call
+	// has) gets "call_N", N its position among the line's calls.
 	OpenAI Format = "openai"
 	// ShareGPT is {"conversations": [{"from", "value"}, ...]}, with the
 	// roles system, human, gpt, function_call and observation.

@@ -3,6 +3,8 @@ package export
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 
 	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/internal/jsontext"
@@ -108,8 +110,9 @@ type (
 
 func openAILine(d *Dialog) (*openAI, error) {
 	line := &openAI{Messages: make([]openAIMessage, 0, len(d.Messages)), Metadata: d.Metadata}
+	ids := toolCallIDs(d.Messages)
 	for i, m := range d.Messages {
-		om, err := openAIMessageOf(m)
+		om, err := openAIMessageOf(m, ids[i])
 		if err != nil {
 			return nil, fmt.Errorf("message %d (%s): %w", i, m.Role, err)
 		}
@@ -126,7 +129,9 @@ func openAILine(d *Dialog) (*openAI, error) {
 	return line, nil
 }
 
-func openAIMessageOf(m *dialog.Message) (openAIMessage, error) {
+// openAIMessageOf is m in the OpenAI format, with ids the ids of its tool
+// calls or, for a tool result, the id of the call it answers (ids[0]).
+func openAIMessageOf(m *dialog.Message, ids []string) (openAIMessage, error) {
 	if err := onlyUserImages(m); err != nil {
 		return openAIMessage{}, err
 	}
@@ -141,15 +146,101 @@ func openAIMessageOf(m *dialog.Message) (openAIMessage, error) {
 		if text := m.Text(); text != "" || len(m.FunctionCalls) == 0 {
 			om.Content = text
 		}
-		for _, fc := range m.FunctionCalls {
-			om.ToolCalls = append(om.ToolCalls, openAIToolCall{ID: fc.ID, Type: "function",
+		for j, fc := range m.FunctionCalls {
+			om.ToolCalls = append(om.ToolCalls, openAIToolCall{ID: ids[j], Type: "function",
 				Function: openAIFunction{Name: fc.Name, Arguments: arguments(fc)}})
 		}
 		return om, nil
 	case dialog.RoleTool:
-		return openAIMessage{Role: "tool", Content: m.Text(), ToolCallID: m.ToolCallID}, nil
+		return openAIMessage{Role: "tool", Content: m.Text(), ToolCallID: ids[0]}, nil
 	}
 	return openAIMessage{}, unexportable("the role %q, which no format knows", m.Role)
+}
+
+// toolCallIDs are the ids of the tool calls of msgs, and of the tool
+// results answering them, for a format that pairs them by id: by message,
+// the ids of an assistant message's calls, or the one id of a tool
+// result. Some providers give calls no id (Gemini through langchaingo,
+// Ollama), and so their logs keep none; the OpenAI format needs one on
+// every call and on the result that answers it. A call keeps the id the
+// log has, unless it has none or an earlier call of the dialog has the
+// same one: it then gets "call_N", N its position among the dialog's calls
+// from 1 (or the next number no call of the dialog has). A tool result
+// answers a call of the last assistant message before it: the one with
+// its id, or for a result without one, the first call without an id that
+// no earlier result answered (the call loop sends the results in the
+// order of the calls), else the first call not answered. A result that
+// answers none keeps its id, or gets a new one. The ids depend on the
+// dialog alone: the same dialog gets the same ids on every export.
+func toolCallIDs(msgs []*dialog.Message) [][]string {
+	calls := func(m *dialog.Message) bool {
+		return m.Role == dialog.RoleAssistant || m.Role == dialog.RoleToolCall
+	}
+	taken := map[string]bool{} // every id the dialog has, and every id given
+	for _, m := range msgs {
+		switch {
+		case calls(m):
+			for _, fc := range m.FunctionCalls {
+				taken[fc.ID] = true
+			}
+		case m.Role == dialog.RoleTool:
+			taken[m.ToolCallID] = true
+		}
+	}
+	delete(taken, "")
+	n := 0 // the calls so far
+	fresh := func() string {
+		for k := n; ; k++ {
+			if id := "call_" + strconv.Itoa(k); !taken[id] {
+				taken[id] = true
+				return id
+			}
+		}
+	}
+	type call struct {
+		logged, id string // the id the log has, and the one given
+		answered   bool
+	}
+	var pending []call        // the calls of the last assistant message
+	used := map[string]bool{} // the ids given to calls so far
+	ids := make([][]string, len(msgs))
+	for i, m := range msgs {
+		switch {
+		case calls(m):
+			pending = pending[:0]
+			for _, fc := range m.FunctionCalls {
+				n++
+				id := fc.ID
+				if id == "" || used[id] {
+					id = fresh()
+				}
+				used[id] = true
+				ids[i] = append(ids[i], id)
+				pending = append(pending, call{logged: fc.ID, id: id})
+			}
+		case m.Role == dialog.RoleTool:
+			at := -1
+			for j, c := range pending {
+				if !c.answered && c.logged == m.ToolCallID {
+					at = j
+					break
+				}
+			}
+			if at < 0 && m.ToolCallID == "" {
+				at = slices.IndexFunc(pending, func(c call) bool { return !c.answered })
+			}
+			switch {
+			case at >= 0:
+				pending[at].answered = true
+				ids[i] = []string{pending[at].id}
+			case m.ToolCallID != "":
+				ids[i] = []string{m.ToolCallID}
+			default:
+				ids[i] = []string{fresh()}
+			}
+		}
+	}
+	return ids
 }
 
 // openAIContent is a user message's content: its text, or its parts when

@@ -79,7 +79,9 @@ Formats (--format):
              fine-tuning line: roles system, user, assistant and tool; tool
              calls as {"id", "type": "function", "function": {"name",
              "arguments"}} with the arguments a JSON string, and each tool
-             result's "tool_call_id"; images as image_url content parts
+             result's "tool_call_id" (a call logged without an id, or with
+             one an earlier call has, gets "call_N" by its position, and
+             its result the same); images as image_url content parts
              (data URLs); "tools" when the model calls declared some
   sharegpt   {"conversations": [{"from", "value"}]}, from system, human,
              gpt, function_call (the call as JSON text) or observation;
