@@ -13,6 +13,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/lllm-go/lllm/runtime/config"
 )
 
 // Row is one task of a dataset.
@@ -37,8 +39,8 @@ type Row struct {
 const maxLine = 64 << 20
 
 // LoadDataset reads the rows of a .jsonl or .csv file (by extension; any
-// other is read as JSONL) as d describes. A bad row is an error naming the
-// file and line; no row is returned then.
+// other is read as JSONL) as d describes. A bad row is a *config.Error at
+// the file and line; no row is returned then.
 func LoadDataset(path string, d DatasetSpec) ([]Row, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -63,7 +65,7 @@ func LoadDataset(path string, d DatasetSpec) ([]Row, error) {
 	}
 	for _, r := range rows {
 		if l, ok := seen[r.ID]; ok {
-			return nil, fmt.Errorf("%s:%d: id %q is taken by line %d: ids identify rows for resume, so they must be unique", path, r.Line, r.ID, l)
+			return nil, errorAt(path, r.Line, "id %q is taken by line %d: ids identify rows for resume, so they must be unique", r.ID, l)
 		}
 		seen[r.ID] = r.Line
 	}
@@ -86,11 +88,11 @@ func readJSONL(r io.Reader, path string, d DatasetSpec) ([]Row, error) {
 			if err == nil {
 				err = errors.New("null")
 			}
-			return nil, fmt.Errorf("%s:%d: not a JSON object: %s", path, n, strings.TrimPrefix(err.Error(), "json: "))
+			return nil, errorAt(path, n, "not a JSON object: %s", strings.TrimPrefix(err.Error(), "json: "))
 		}
 		row, err := makeRow(obj, n, d)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+			return nil, &config.Error{File: path, Line: n, Err: err}
 		}
 		rows = append(rows, row)
 	}
@@ -105,7 +107,7 @@ func readCSV(r io.Reader, path string, d DatasetSpec) ([]Row, error) {
 	cr.FieldsPerRecord = -1
 	header, err := cr.Read()
 	if err != nil {
-		return nil, fmt.Errorf("%s:1: reading the header: %w", path, err)
+		return nil, &config.Error{File: path, Line: 1, Msg: "reading the header", Err: err}
 	}
 	if len(header) > 0 {
 		header[0] = strings.TrimPrefix(header[0], "\ufeff") // a byte order mark, as Excel writes
@@ -117,11 +119,14 @@ func readCSV(r io.Reader, path string, d DatasetSpec) ([]Row, error) {
 			break
 		}
 		line, _ := cr.FieldPos(0)
+		if pe := (*csv.ParseError)(nil); errors.As(err, &pe) {
+			return nil, &config.Error{File: path, Line: pe.Line, Column: pe.Column, Err: pe.Err}
+		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, &config.Error{File: path, Err: err}
 		}
 		if len(rec) != len(header) {
-			return nil, fmt.Errorf("%s:%d: %d fields, but the header has %d", path, line, len(rec), len(header))
+			return nil, errorAt(path, line, "%d fields, but the header has %d", len(rec), len(header))
 		}
 		obj := make(map[string]any, len(header))
 		for i, h := range header {
@@ -129,7 +134,7 @@ func readCSV(r io.Reader, path string, d DatasetSpec) ([]Row, error) {
 		}
 		row, err := makeRow(obj, line, d)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+			return nil, &config.Error{File: path, Line: line, Err: err}
 		}
 		rows = append(rows, row)
 	}

@@ -115,15 +115,15 @@ func buildCells(points []Point, load func() (*config.Config, error), base map[st
 			if !checked[s.Path] {
 				checked[s.Path] = true
 				if err := checkPath(s.Path, base, known); err != nil {
-					return nil, fmt.Errorf("%s:%d: axis %w", file, lines[s.Path], err)
+					return nil, errorAt(file, lines[s.Path], "axis %v", err)
 				}
 			}
 			v, err := yaml.Marshal(s.Value)
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: axis %s: %w", file, lines[s.Path], s.Path, err)
+				return nil, &config.Error{File: file, Line: lines[s.Path], Msg: "axis " + s.Path, Err: err}
 			}
 			if err := cfg.Set(s.Path, strings.TrimSuffix(string(v), "\n")); err != nil {
-				return nil, fmt.Errorf("%s:%d: axis %s: %w", file, lines[s.Path], s.Path, err)
+				return nil, atAxis(file, lines[s.Path], s.Path, "", err)
 			}
 		}
 		h, err := ConfigHash(cfg)
@@ -132,7 +132,7 @@ func buildCells(points []Point, load func() (*config.Config, error), base map[st
 		}
 		c := &Cell{Index: i, Settings: p, Hash: h, Config: cfg}
 		if j, dup := seen[h]; dup {
-			return nil, fmt.Errorf("%s: cells %q and %q resolve to the same config: remove the duplicate axis value", file, cells[j].Label(), c.Label())
+			return nil, errorAt(file, 0, "cells %q and %q resolve to the same config: remove the duplicate axis value", cells[j].Label(), c.Label())
 		}
 		seen[h] = i
 		cells = append(cells, c)

@@ -11,12 +11,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/lllm-go/lllm/internal/suggest"
+	"github.com/lllm-go/lllm/runtime/config"
 )
 
 // Spec is a sweep file: the tactic config to start from, the dataset, the
@@ -142,7 +144,9 @@ func (s *ScorerSpec) UnmarshalYAML(n *yaml.Node) error {
 	}
 	t, _ := m["type"].(string)
 	if t == "" {
-		return fmt.Errorf("line %d: a scorer needs a type, such as {type: exact}", n.Line)
+		// A type error, as yaml.v3 reports its own: decoding goes on, and
+		// the spec's other problems are reported with this one.
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: a scorer needs a type, such as {type: exact}", n.Line)}}
 	}
 	s.Type = t
 	if name, ok := m["name"].(string); ok {
@@ -177,7 +181,10 @@ func (s ScorerSpec) digest() string {
 }
 
 // SpecError is a problem with a sweep's spec, dataset, axes, scorers or
-// base config, found before anything runs.
+// base config, found before anything runs. Err joins the problems; each
+// one that has a place (a file, a line, a --set) is a *config.Error, as a
+// tactic config's problems are, so that a program can take it apart
+// without reading its text.
 type SpecError struct{ Err error }
 
 func (e *SpecError) Error() string { return e.Err.Error() }
@@ -200,10 +207,10 @@ func LoadSpec(path string) (*Spec, error) {
 func ParseSpec(name string, data []byte) (*Spec, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, &SpecError{fmt.Errorf("%s: %w", name, err)}
+		return nil, &SpecError{&config.Error{File: name, Err: err}}
 	}
 	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
-		return nil, &SpecError{fmt.Errorf("%s: a sweep spec is a YAML map with config, dataset and axes", name)}
+		return nil, &SpecError{&config.Error{File: name, Msg: "a sweep spec is a YAML map with config, dataset and axes"}}
 	}
 	doc := root.Content[0]
 	s := &Spec{Path: name, lines: map[string]int{}}
@@ -248,14 +255,14 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 	return s, nil
 }
 
-// yamlErrors splits a decoding error into one error per problem, as
+// yamlErrors splits a decoding error into one *config.Error per problem,
 // "file:line: message". With doc, they come from the strict decode of a
 // re-encoding: only unknown keys are kept (the plain decode reports the
 // rest), at their lines in doc.
 func yamlErrors(name string, err error, doc *yaml.Node) []error {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
-		return []error{fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))}
+		return []error{&config.Error{File: name, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}}
 	}
 	var out []error
 	for _, msg := range te.Errors {
@@ -265,11 +272,12 @@ func yamlErrors(name string, err error, doc *yaml.Node) []error {
 			}
 			continue
 		}
+		e := &config.Error{File: name, Msg: msg}
 		if m := yamlLine.FindStringSubmatch(msg); m != nil {
-			out = append(out, fmt.Errorf("%s:%s: %s", name, m[1], m[2]))
-		} else {
-			out = append(out, fmt.Errorf("%s: %s", name, msg))
+			e.Line, _ = strconv.Atoi(m[1])
+			e.Msg = m[2]
 		}
+		out = append(out, e)
 	}
 	return out
 }
@@ -293,11 +301,11 @@ func unknownKey(file, key, typ string, doc *yaml.Node) error {
 	if k, _ := mapEntry(doc, key); k != nil {
 		line = k.Line
 	}
-	m := fmt.Sprintf("%s:%d: unknown key %q%s", file, line, key, where)
+	m := fmt.Sprintf("unknown key %q%s", key, where)
 	if s, ok := closest(key, known); ok {
 		m += fmt.Sprintf(" (did you mean %q?)", s)
 	}
-	return errors.New(m + "; known keys: " + strings.Join(known, ", "))
+	return &config.Error{File: file, Line: line, Msg: m + "; known keys: " + strings.Join(known, ", ")}
 }
 
 // mapEntry is the key and value nodes of key in the mapping m, or nils.
@@ -336,7 +344,7 @@ var specKeys = []string{"name", "config", "dataset", "axes", "zip", "repeats", "
 // axis; the good ones are returned all the same.
 func parseAxes(file, key string, v *yaml.Node) ([]Axis, []error) {
 	if v.Kind != yaml.MappingNode {
-		return nil, []error{fmt.Errorf("%s:%d: %s is a map of config paths to lists of values, such as global.model_args.temperature: [0, 0.7]", file, v.Line, key)}
+		return nil, []error{errorAt(file, v.Line, "%s is a map of config paths to lists of values, such as global.model_args.temperature: [0, 0.7]", key)}
 	}
 	var axes []Axis
 	var errs []error
@@ -345,19 +353,19 @@ axis:
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, vals := v.Content[i], v.Content[i+1]
 		if seen[k.Value] {
-			errs = append(errs, fmt.Errorf("%s:%d: %s: path %q twice", file, k.Line, key, k.Value))
+			errs = append(errs, errorAt(file, k.Line, "%s: path %q twice", key, k.Value))
 			continue
 		}
 		seen[k.Value] = true
 		if vals.Kind != yaml.SequenceNode || len(vals.Content) == 0 {
-			errs = append(errs, fmt.Errorf("%s:%d: %s.%s: want a non-empty list of values, such as [0, 0.7]", file, k.Line, key, k.Value))
+			errs = append(errs, errorAt(file, k.Line, "%s.%s: want a non-empty list of values, such as [0, 0.7]", key, k.Value))
 			continue
 		}
 		a := Axis{Path: k.Value, Line: k.Line}
 		for _, n := range vals.Content {
 			var x any
 			if err := n.Decode(&x); err != nil {
-				errs = append(errs, fmt.Errorf("%s:%d: %s.%s: %w", file, n.Line, key, k.Value, err))
+				errs = append(errs, &config.Error{File: file, Line: n.Line, Msg: key + "." + k.Value, Err: err})
 				continue axis
 			}
 			a.Values = append(a.Values, x)
@@ -371,13 +379,13 @@ axis:
 func (s *Spec) check() error {
 	var errs []error
 	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s:%d: %s: %s", s.Path, s.lines[key], key, fmt.Sprintf(format, args...)))
+		errs = append(errs, errorAt(s.Path, s.lines[key], "%s: %s", key, fmt.Sprintf(format, args...)))
 	}
 	if s.Config == "" {
-		errs = append(errs, fmt.Errorf("%s: no config: name the tactic config every cell starts from, such as config: ../chat.yaml", s.Path))
+		errs = append(errs, errorAt(s.Path, 0, "no config: name the tactic config every cell starts from, such as config: ../chat.yaml"))
 	}
 	if s.Dataset.Path == "" {
-		errs = append(errs, fmt.Errorf("%s: no dataset: name a .jsonl or .csv file, such as dataset: rows.jsonl", s.Path))
+		errs = append(errs, errorAt(s.Path, 0, "no dataset: name a .jsonl or .csv file, such as dataset: rows.jsonl"))
 	}
 	if s.Repeats < 0 {
 		bad("repeats", "%d: want 1 or more", s.Repeats)
@@ -431,22 +439,22 @@ func (s *Spec) check() error {
 		n := len(s.Zip[0].Values)
 		for _, a := range s.Zip[1:] {
 			if len(a.Values) != n {
-				errs = append(errs, fmt.Errorf("%s:%d: zip: %s has %d values but %s has %d: zipped axes vary together, so their lists must be as long",
-					s.Path, a.Line, a.Path, len(a.Values), s.Zip[0].Path, n))
+				errs = append(errs, errorAt(s.Path, a.Line, "zip: %s has %d values but %s has %d: zipped axes vary together, so their lists must be as long",
+					a.Path, len(a.Values), s.Zip[0].Path, n))
 			}
 		}
 	}
 	for _, a := range s.Axes {
 		for _, z := range s.Zip {
 			if a.Path == z.Path {
-				errs = append(errs, fmt.Errorf("%s:%d: %s is both in axes and in zip", s.Path, z.Line, z.Path))
+				errs = append(errs, errorAt(s.Path, z.Line, "%s is both in axes and in zip", z.Path))
 			}
 		}
 	}
 	labels := map[string]bool{}
 	for _, sc := range s.Scorers {
 		if labels[sc.Label()] {
-			errs = append(errs, fmt.Errorf("%s:%d: two scorers named %q: give one a name", s.Path, sc.Line, sc.Label()))
+			errs = append(errs, errorAt(s.Path, sc.Line, "two scorers named %q: give one a name", sc.Label()))
 		}
 		labels[sc.Label()] = true
 	}
@@ -502,6 +510,53 @@ func (s *Spec) name() string {
 	}
 	b := filepath.Base(s.Path)
 	return strings.TrimSuffix(b, filepath.Ext(b))
+}
+
+// errorAt is the problem of a sweep's files at line of file (0: the file
+// as a whole), as a config's problems are.
+func errorAt(file string, line int, format string, args ...any) error {
+	return &config.Error{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// placed returns err as a *config.Error when err is one as a whole (its
+// text is the config.Error's, with no words added around it).
+func placed(err error) (*config.Error, bool) {
+	var pe *config.Error
+	if errors.As(err, &pe) && pe.Error() == err.Error() {
+		return pe, true
+	}
+	return nil, false
+}
+
+// message is pe's message, without its place.
+func message(pe *config.Error) string { return (&config.Error{Msg: pe.Msg, Err: pe.Err}).Error() }
+
+// unjoin splits the problems errors.Join joined in err.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// atAxis places each problem of err, which applying a value of the axis
+// path written at line of file made, at the axis: a problem the config
+// places at "--set path" (as axis values are applied) is the axis's
+// own; another one is placed at the axis with its own place in its text.
+func atAxis(file string, line int, path, cell string, err error) error {
+	var out []error
+	for _, e := range unjoin(err) {
+		what := "axis " + path
+		if cell != "" {
+			what += ", cell " + cell
+		}
+		if pe, ok := placed(e); ok && pe.File == "--set "+path {
+			out = append(out, errorAt(file, line, "%s: %s", what, message(pe)))
+			continue
+		}
+		out = append(out, &config.Error{File: file, Line: line, Msg: what, Err: e})
+	}
+	return errors.Join(out...)
 }
 
 // rel resolves p against the spec file's folder.

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -97,12 +96,12 @@ func New(ctx context.Context, spec *Spec, opts Options) (*Sweep, error) {
 	load := func() (*config.Config, error) {
 		cfg, err := config.Load(spec.rel(spec.Config))
 		if err != nil {
-			return nil, &SpecError{fmt.Errorf("%s: config: %w", spec.Path, err)}
+			return nil, &SpecError{configProblems(spec, err)}
 		}
 		for _, kv := range opts.Sets {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok || k == "" {
-				return nil, &SpecError{fmt.Errorf("--set %q: want KEY.PATH=VALUE", kv)}
+				return nil, &SpecError{&config.Error{File: "--set " + kv, Msg: "want KEY.PATH=VALUE"}}
 			}
 			if err := cfg.Set(k, v); err != nil {
 				return nil, &SpecError{err}
@@ -119,8 +118,9 @@ func New(ctx context.Context, spec *Spec, opts Options) (*Sweep, error) {
 	}
 	s.base = base
 	if s.Rows, err = LoadDataset(spec.rel(spec.Dataset.Path), spec.Dataset); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			err = fmt.Errorf("%s:%d: %w", spec.Path, spec.lines["dataset"], err)
+		if _, ok := placed(err); !ok {
+			// A problem of the file, not of a row: at the spec's dataset.
+			err = &config.Error{File: spec.Path, Line: spec.lines["dataset"], Err: err}
 		}
 		errs = append(errs, err)
 	}
@@ -136,7 +136,7 @@ func New(ctx context.Context, spec *Spec, opts Options) (*Sweep, error) {
 		for _, sc := range spec.scorers() {
 			f, err := NewScorer(sc.Type, sc.Params, env)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%s:%d: %w", spec.Path, sc.Line, err))
+				errs = append(errs, &config.Error{File: spec.Path, Line: sc.Line, Err: err})
 				continue
 			}
 			s.scorers = append(s.scorers, namedScorer{sc.Label(), scorerDigest(sc, spec.Answer), f})
@@ -275,34 +275,47 @@ func (s *Sweep) done(cell string, row *Row, repeat int, scorers map[string]strin
 // cellProblems names c in each problem of err, the check of its config.
 // A problem the config places at one of c's axes ("--set PATH", as axes
 // are applied) is placed at that axis in the spec instead: the spec set
-// the value, not a --set.
+// the value, not a --set. Another problem the config places stays where
+// it is.
 func cellProblems(c *Cell, err error, spec *Spec) []error {
 	var ce *tactics.ConfigError
 	if errors.As(err, &ce) && ce.Err != nil {
 		err = ce.Err
 	}
-	errs := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	}
 	lines := map[string]int{}
 	for _, a := range append(append([]Axis{}, spec.Axes...), spec.Zip...) {
 		lines[a.Path] = a.Line
 	}
-	out := make([]error, 0, len(errs))
-	for _, e := range errs {
-		var pe *config.Error
-		if errors.As(e, &pe) {
-			path, isSet := strings.CutPrefix(pe.File, "--set ")
-			msg, ok := strings.CutPrefix(e.Error(), pe.File+": ")
-			if line, isAxis := lines[path]; isSet && ok && isAxis {
-				out = append(out, fmt.Errorf("%s:%d: axis %s, cell %s: %s", spec.Path, line, path, c.Label(), msg))
-				continue
-			}
+	var out []error
+	for _, e := range unjoin(err) {
+		pe, ok := placed(e)
+		if !ok {
+			out = append(out, fmt.Errorf("cell %s: %w", c.Label(), e))
+			continue
 		}
-		out = append(out, fmt.Errorf("cell %s: %w", c.Label(), e))
+		path, isSet := strings.CutPrefix(pe.File, "--set ")
+		if line, isAxis := lines[path]; isSet && isAxis {
+			out = append(out, atAxis(spec.Path, line, path, c.Label(), e))
+			continue
+		}
+		out = append(out, &config.Error{File: pe.File, Line: pe.Line, Column: pe.Column, Msg: "cell " + c.Label() + ": " + message(pe)})
 	}
 	return out
+}
+
+// configProblems are the problems of loading the spec's base config: each
+// that the config places (in its file or its base chain) where it is, and
+// any other (the file cannot be read) at the spec's config.
+func configProblems(spec *Spec, err error) error {
+	var out []error
+	for _, e := range unjoin(err) {
+		if pe, ok := placed(e); ok && pe.File != "" {
+			out = append(out, e)
+			continue
+		}
+		out = append(out, &config.Error{File: spec.Path, Line: spec.lines["config"], Msg: "config", Err: e})
+	}
+	return errors.Join(out...)
 }
 
 // final says whether the record e stands for needs no further run: it

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -45,8 +43,9 @@ whether the config is valid or not: kind is tactic, serve or sweep, and
 problems a list, empty when valid. A problem is {where, file, line, column,
 path, message}, each part left out when unknown: where is FILE:LINE:COL as
 the text shows it, or --set KEY.PATH for an override, whose KEY.PATH is
-then its path. A valid config also has its tactic and agents, a valid
-sweep spec its cells and samples.
+then its path. A sweep spec's problems are placed as a config's are: in
+the spec, in its dataset or in its base config. A valid config also has
+its tactic and agents, a valid sweep spec its cells and samples.
 
 The exit code is 0 when the config is valid, printing the tactic and its
 agents, and 2 when it is not.`,
@@ -106,33 +105,34 @@ type problemJSON struct {
 	Message string `json:"message"`
 }
 
-// problemAt matches the place a problem starts with: FILE:LINE: or
-// FILE:LINE:COL:.
-var problemAt = regexp.MustCompile(`^(.+?):(\d+)(?::(\d+))?: (.*)$`)
-
-// toProblem splits a problem into its place and its message, as its text
-// gives them: "FILE:LINE:COL: MESSAGE", "--set KEY.PATH: MESSAGE", or
-// "FILE: MESSAGE" for a file that exists; anything else is all message.
+// toProblem takes a problem apart. A *config.Error, as the problems of
+// configs and of sweep specs are, gives its place and message from its
+// fields: a file, a line and a column, or "--set KEY.PATH" and its path.
+// Another problem has no place, except that one whose text starts with
+// "FILE: " for a file that exists names that file (a tactic's problems
+// name their config so).
 func toProblem(err error) problemJSON {
 	text := oneLine(err.Error())
-	if m := problemAt.FindStringSubmatch(text); m != nil && !strings.Contains(m[1], ": ") && !strings.HasPrefix(m[1], "--set ") {
-		line, _ := strconv.Atoi(m[2])
-		col, _ := strconv.Atoi(m[3]) // 0 when there is none
-		where := m[1] + ":" + m[2]
-		if m[3] != "" {
-			where += ":" + m[3]
+	var pe *config.Error
+	if !errors.As(err, &pe) || pe.Error() != err.Error() {
+		if at, msg, ok := strings.Cut(text, ": "); ok {
+			if fi, err := os.Stat(at); err == nil && fi.Mode().IsRegular() {
+				return problemJSON{Where: at, File: at, Message: msg}
+			}
 		}
-		return problemJSON{Where: where, File: m[1], Line: line, Column: col, Message: m[4]}
+		return problemJSON{Message: text}
 	}
-	if at, msg, ok := strings.Cut(text, ": "); ok {
-		if key, isSet := strings.CutPrefix(at, "--set "); isSet {
-			return problemJSON{Where: at, Path: key, Message: msg}
-		}
-		if fi, err := os.Stat(at); err == nil && fi.Mode().IsRegular() {
-			return problemJSON{Where: at, File: at, Message: msg}
-		}
+	p := problemJSON{Message: oneLine((&config.Error{Msg: pe.Msg, Err: pe.Err}).Error())}
+	if key, isSet := strings.CutPrefix(pe.File, "--set "); isSet {
+		p.Where, p.Path = pe.File, key
+		return p
 	}
-	return problemJSON{Message: text}
+	p.File, p.Line, p.Column = pe.File, pe.Line, pe.Column
+	if pe.File != "" {
+		// As the text gives it: FILE, FILE:LINE or FILE:LINE:COL.
+		p.Where = strings.TrimSuffix((&config.Error{File: pe.File, Line: pe.Line, Column: pe.Column}).Error(), ": ")
+	}
+	return p
 }
 
 func runValidate(cmd *cobra.Command, o *validateOptions, path string) error {
