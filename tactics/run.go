@@ -258,7 +258,8 @@ func prepare(ctx context.Context, cfg *config.Config, opts RunOptions, ps *promp
 	case errors.As(err, &pe):
 		errs = append(errs, cfg.Errorf([]string{"params", pe.Param}, "%v", err))
 	case err != nil:
-		errs = append(errs, fmt.Errorf("%s: %w", cfg.Path, err))
+		// A problem of the file: placed in it, as the config's own are.
+		errs = append(errs, &config.Error{File: cfg.Path, Err: err})
 	default:
 		needs = t.Agents()
 	}
@@ -342,7 +343,7 @@ func agentSpecs(ctx context.Context, cfg *config.Config, opts RunOptions, ps *pr
 				if se, ok := err.(*settingError); ok {
 					return cfg.AgentErrorf(i, se.path, "%s: %s", agents, se)
 				}
-				return fmt.Errorf("%s: %s: %w", cfg.Path, agents, err)
+				return &config.Error{File: cfg.Path, Msg: agents, Err: err}
 			}
 			key := problem("").Error()
 			if j, ok := same[key]; ok {
@@ -375,12 +376,12 @@ func loadPrompts(cfg *config.Config, ps *promptSource) (*prompts.Registry, error
 		return nil, nil
 	}
 	if ps.dir == "" {
-		return nil, fmt.Errorf("%s: system_prompt_path %q needs a prompts folder: create %s or set prompts_dir",
-			cfg.Path, first, filepath.Join(filepath.Dir(cfg.Path), "prompts"))
+		return nil, &config.Error{File: cfg.Path, Msg: fmt.Sprintf("system_prompt_path %q needs a prompts folder: create %s or set prompts_dir",
+			first, filepath.Join(filepath.Dir(cfg.Path), "prompts"))}
 	}
 	reg, err := ps.registry()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+		return nil, &config.Error{File: cfg.Path, Err: err}
 	}
 	return reg, nil
 }
