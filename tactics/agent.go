@@ -723,7 +723,16 @@ func (a *Agent) summarize(ctx context.Context, work *dialog.Dialog, lim Limits, 
 	ctx = provider.WithShaping(ctx, &provider.Shaping{Manager: a.ContextName, Action: "summary", From: work.Messages(), Summary: true})
 	reply, err := a.generate(ctx, work, &provider.Request{Model: a.ModelName, Messages: msgs, Params: a.Params}, lim, s, false)
 	if err != nil {
-		return nil, fmt.Errorf("summarising %d messages: %w", len(old), err)
+		return nil, err // contextmgr says "summarising N messages"
+	}
+	if strings.TrimSpace(reply.Text()) == "" {
+		// An empty summary would drop the messages from what the model
+		// sees without a trace: fail the call instead.
+		what := "no text"
+		if len(reply.FunctionCalls) > 0 {
+			what = fmt.Sprintf("tool calls (%s) and no text", reply.FunctionCalls[0].Name)
+		}
+		return nil, fmt.Errorf("the model's summary has %s", what)
 	}
 	return &dialog.Message{Role: dialog.RoleUser, Name: "summary", Modality: dialog.ModalityText,
 		Content: "Summary of the earlier conversation:\n" + reply.Text(),

@@ -535,6 +535,18 @@ func TestSummaryCallRetried(t *testing.T) {
 	}
 }
 
+// A summary reply with no text (here a tool call) fails the Respond rather than replacing the old messages by an empty summary.
+func TestSummaryWithoutTextFails(t *testing.T) {
+	m := &script{replies: []any{toolCall("c1", "sq", `{"n":2}`), text("hello")}}
+	a, _ := newAgent(t, m, dialog.MustPrompt("sys", "You chat."))
+	a.Context, a.ContextName = summarizeAll{}, "all"
+	a.Receive("hi")
+	_, _, err := a.Respond(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "the model's summary has tool calls (sq) and no text") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
 // The tactic session is handed a finished CallSession: its State is set before onCall sees it.
 func TestOnCallSeesFinalState(t *testing.T) {
 	m := &script{replies: []any{text("hello"), text("a"), text("b")}}

@@ -763,6 +763,11 @@ func summarizeWithAgent(ctx context.Context, a *tactics.Agent, history []dialog.
 	if err != nil {
 		return "", err
 	}
+	// An empty summary would leave the archived messages out of the live
+	// history and out of recall's reach (it searches titles and summaries).
+	if strings.TrimSpace(reply.Text()) == "" {
+		return "", errors.New("the model's summary is empty: nothing was archived")
+	}
 	return reply.Text(), nil
 }
 

@@ -261,6 +261,25 @@ func TestKillDuringToolCallStoresNoReply(t *testing.T) {
 	run(t, svc, RunRequest{Agent: "assistant", Sender: "alice", Content: "again"})
 }
 
+// A blank summary fails the compaction, which archives nothing: the live history stays as it was.
+func TestBlankSummaryArchivesNothing(t *testing.T) {
+	a := &recorder{next: func(ctx context.Context, n int, req *provider.Request) (*provider.Response, error) {
+		if last := req.Messages[len(req.Messages)-1]; strings.HasPrefix(last.Content, "Summarise the conversation above") {
+			return text("  "), nil
+		}
+		return text("hello"), nil
+	}}
+	svc := twoAgents(t, t.TempDir(), a, a, ServiceOptions{})
+	run(t, svc, RunRequest{Agent: "assistant", Sender: "alice", Content: "hi"})
+	if _, err := svc.Compact(context.Background(), "assistant", "alice"); err == nil || !strings.Contains(err.Error(), "summary is empty") {
+		t.Fatalf("compact: %v", err)
+	}
+	conv, _ := svc.Store().Lookup("assistant", "alice")
+	if got := texts(conv.Messages()); strings.Join(got, "|") != "hi|hello" || len(conv.Archives()) != 0 {
+		t.Fatalf("live %q, %d archives", got, len(conv.Archives()))
+	}
+}
+
 func TestAutomaticCompactionAndRecallTool(t *testing.T) {
 	a := &recorder{next: func(ctx context.Context, n int, req *provider.Request) (*provider.Response, error) {
 		last := req.Messages[len(req.Messages)-1]
