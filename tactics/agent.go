@@ -68,7 +68,8 @@ func DefaultLimits() Limits {
 // Agent is a model with a system prompt, talking through aliased dialogs.
 // Build one as a struct literal; an Agent must not be copied after first
 // use. Its methods are safe for concurrent use, though one goroutine per
-// agent is the usual pattern.
+// agent is the usual pattern; one dialog is answered by one Respond at a
+// time (a second one while the first runs is an error).
 type Agent struct {
 	Name string
 	// System is the system prompt that opens every dialog.
@@ -110,6 +111,8 @@ type Agent struct {
 	turns   *turns // numbers its calls per alias; a Session shares the run's
 	// declared holds the digests of the declarations this agent logged.
 	declared map[string]bool
+	// answering holds the dialogs a Respond is working on, by id.
+	answering map[string]bool
 }
 
 // turns numbers the model calls of a run's agents per agent name and
@@ -350,6 +353,23 @@ func (a *Agent) RespondTo(ctx context.Context, alias string) (*dialog.Message, *
 	if err != nil {
 		return nil, nil, err
 	}
+	// Two Responds on one dialog would both append a reply to it, one
+	// after the other, to the same message.
+	a.mu.Lock()
+	if a.answering[canon.ID()] {
+		a.mu.Unlock()
+		return nil, nil, fmt.Errorf("agent %s: dialog %q is already being answered: a Respond on it has not returned (to sample it several times at once, Fork it and answer each fork)", a.Name, canon.Alias())
+	}
+	if a.answering == nil {
+		a.answering = map[string]bool{}
+	}
+	a.answering[canon.ID()] = true
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		delete(a.answering, canon.ID())
+		a.mu.Unlock()
+	}()
 	s := &CallSession{Agent: a.Name, Dialog: canon.ID(), alias: canon.Alias()}
 	reply, err := a.respond(ctx, canon, s)
 	switch {

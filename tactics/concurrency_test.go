@@ -1692,3 +1692,35 @@ func TestBranchPositionsIndependentOfTiming(t *testing.T) {
 		})
 	}
 }
+
+// Two Responds on one dialog at once: the second is refused, rather than both appending a reply to the same message.
+func TestConcurrentRespondOnOneDialogRefused(t *testing.T) {
+	g := &gated{entered: make(chan struct{}), release: make(chan struct{})}
+	a, _ := newAgent(t, g, nil)
+	entered, release := g.entered, g.release
+	a.Receive("hi")
+	done := make(chan error)
+	go func() { _, _, err := a.Respond(t.Context()); done <- err }()
+	<-entered
+	_, _, err := a.Respond(t.Context())
+	close(release)
+	if err == nil || !strings.Contains(err.Error(), `dialog "main" is already being answered`) {
+		t.Fatalf("second Respond: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	d, _ := a.Dialog("main")
+	if d.Len() != 2 || d.Tail().Content != "first" { // the user's message, one reply
+		t.Fatalf("main has %d messages", d.Len())
+	}
+}
+
+// gated answers "first" once release is closed, closing entered when the call starts.
+type gated struct{ entered, release chan struct{} }
+
+func (g *gated) Generate(ctx context.Context, req *provider.Request) (*provider.Response, error) {
+	close(g.entered)
+	<-g.release
+	return &provider.Response{Message: dialog.Message{Role: dialog.RoleAssistant, Content: "first"}}, nil
+}
