@@ -56,7 +56,10 @@ type Result struct {
 }
 
 // Manager shapes the messages a model sees. Implementations are safe for
-// concurrent use.
+// concurrent use. A manager keeps a message that requests tool calls and
+// the tool messages answering it together, or drops them together:
+// providers refuse a tool result whose call is missing, and so does
+// tactics.Agent, naming the manager.
 type Manager interface {
 	// Fit returns the messages to send for in, without modifying in.
 	Fit(ctx context.Context, in Input) (Result, error)

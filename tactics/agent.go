@@ -717,6 +717,10 @@ func (a *Agent) fit(ctx context.Context, work *dialog.Dialog, tools []*dialog.Fu
 	if err != nil {
 		return nil, nil, fmt.Errorf("context manager %s: %w", a.ContextName, err)
 	}
+	if err := checkToolResults(res.Messages); err != nil {
+		// Every provider refuses such a request; say whose doing it is.
+		return nil, nil, fmt.Errorf("context manager %s: %w", a.ContextName, err)
+	}
 	act := &logs.ContextAction{Agent: a.Name, Manager: a.ContextName, Action: res.Action,
 		MessagesBefore: len(msgs), MessagesAfter: len(res.Messages),
 		TokensBefore: res.TokensBefore, TokensAfter: res.TokensAfter, Note: res.Note, Archived: res.Archived}
@@ -727,6 +731,27 @@ func (a *Agent) fit(ctx context.Context, work *dialog.Dialog, tools []*dialog.Fu
 		return nil, nil, err
 	}
 	return res.Messages, &provider.Shaping{Manager: a.ContextName, Action: res.Action, From: msgs}, nil
+}
+
+// checkToolResults reports a tool message whose call is not in an earlier
+// message of msgs: a context manager that dropped a tool call and kept its
+// result.
+func checkToolResults(msgs []*dialog.Message) error {
+	var called map[string]bool // made at the first call: most requests have none
+	for i, m := range msgs {
+		if m.Role != dialog.RoleTool {
+			for _, fc := range m.FunctionCalls {
+				if called == nil {
+					called = map[string]bool{}
+				}
+				called[fc.ID] = true
+			}
+		}
+		if m.Role == dialog.RoleTool && m.ToolCallID != "" && !called[m.ToolCallID] {
+			return fmt.Errorf("message %d of the %d it returned is the result of tool call %s (%s), but the message that made the call is not among them: keep a tool call and its results together", i, len(msgs), m.ToolCallID, m.Name)
+		}
+	}
+	return nil
 }
 
 // summaryRequest is what a summary manager asks the model after the

@@ -490,6 +490,31 @@ func checkTotals(t *testing.T, s *CallSession, run *testRun) {
 	}
 }
 
+// lastOnly sends the system message and the last message alone.
+type lastOnly struct{}
+
+func (lastOnly) Fit(ctx context.Context, in contextmgr.Input) (contextmgr.Result, error) {
+	n := len(in.Messages)
+	return contextmgr.Result{Messages: []*dialog.Message{in.Messages[0], in.Messages[n-1]}, Action: "last"}, nil
+}
+
+// A context manager that keeps a tool result without the call it answers fails the Respond, naming itself, before the provider refuses the request.
+func TestManagerSplittingAToolCallFails(t *testing.T) {
+	sq, _ := dialog.NewFunction("sq", "squares", func(_ context.Context, in numIn) (int, error) { return in.N * in.N, nil })
+	p := dialog.MustPrompt("calc", "Square 2.", dialog.WithFunctions(sq))
+	m := &script{replies: []any{toolCall("c1", "sq", `{"n":2}`), text("4")}}
+	a, _ := newAgent(t, m, dialog.MustPrompt("sys", "You calculate."))
+	a.Context, a.ContextName = lastOnly{}, "lastonly"
+	a.ReceivePrompt(p, nil)
+	_, _, err := a.Respond(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "context manager lastonly: message 1 of the 2 it returned is the result of tool call c1 (sq)") {
+		t.Fatalf("err = %v", err)
+	}
+	if len(m.reqs) != 1 {
+		t.Fatalf("%d requests sent; the one with the orphan tool result should not be", len(m.reqs))
+	}
+}
+
 // A session's calls, tool calls and cost equal the log's model_call and tool_call records over a rate limit, a tool round and a parse retry.
 func TestSessionTotalsMatchLog(t *testing.T) {
 	sq, _ := dialog.NewFunction("sq", "squares", func(_ context.Context, in numIn) (int, error) { return in.N * in.N, nil })
