@@ -20,6 +20,7 @@ import (
 	"github.com/lllm-go/lllm/internal/atomicfile"
 	"github.com/lllm-go/lllm/internal/suggest"
 	"github.com/lllm-go/lllm/logs"
+	"github.com/lllm-go/lllm/replay"
 	"github.com/lllm-go/lllm/sweep"
 )
 
@@ -34,6 +35,7 @@ type exportOptions struct {
 	metadata          bool
 	out               string
 	includeUnfinished bool
+	includeReplays    bool
 }
 
 // exportFilterFlags are the flags of lllm runs that select runs for --runs.
@@ -100,6 +102,9 @@ Lines go to stdout, or with -O FILE into FILE, written whole or not at all
 (a temporary file renamed into place). A summary line on stderr says how
 many dialogs were exported from how many runs, and what was skipped and
 why: runs still running or interrupted (no run_end; --include-unfinished
+exports them), with --runs the replays of other runs (lllm replay's runs,
+labelled replay_of: their dialogs repeat the run they replay, so they
+would be duplicates; --include-replays, or a --label replay_of filter,
 exports them), runs whose log cannot be read, samples without a run log,
 outdated samples (made before their row, the repeats or the scorers of the
 sweep changed), dialogs a format cannot hold (an image whose bytes the log
@@ -138,6 +143,7 @@ lacks).`,
 	fs.BoolVar(&o.metadata, "metadata", false, "add a metadata object to each line: run_id, dialog, owner, alias, tactic, and a sample's cell, row, repeat and scores")
 	fs.StringVarP(&o.out, "out", "O", "", "write the lines into `FILE`, whole or not at all, instead of stdout")
 	fs.BoolVar(&o.includeUnfinished, "include-unfinished", false, "also export runs without a run_end (still running, or interrupted)")
+	fs.BoolVar(&o.includeReplays, "include-replays", false, "with --runs: also export the runs of lllm replay (labelled replay_of), whose dialogs repeat the runs they replay")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("status", cobra.FixedCompletions(runStatuses, cobra.ShellCompDirectiveNoFileComp))
 	for _, name := range []string{"tactic", "label", "since", "limit", "where", "dialog"} {
@@ -186,6 +192,11 @@ func runExport(cmd *cobra.Command, o *exportOptions, args []string) error {
 	}
 	e := &exporter{cmd: cmd, ctx: cmd.Context(), format: export.Format(o.format.value), patterns: patterns,
 		metadata: o.metadata || o.format.value == string(export.LLLM), include: o.includeUnfinished, seen: map[string]bool{}}
+	// A filter on the replay label asks for replays.
+	e.replaysToo = o.includeReplays || slices.ContainsFunc(o.filter.labels, func(l string) bool {
+		k, _, _ := strings.Cut(l, "=")
+		return k == replay.LabelReplayOf
+	})
 
 	// Everything that can be refused is, before anything is written.
 	var runs []*logs.Run
@@ -268,6 +279,9 @@ type exporter struct {
 	dialogs, runs int
 	// Runs skipped: without a run_end, or whose log cannot be read.
 	unfinished, unreadable int
+	// For --runs: whether replays are exported, and how many were not.
+	replaysToo bool
+	replays    int
 	// Dialogs a format cannot hold, and the first one's reason.
 	unexportable int
 	why          string
@@ -364,6 +378,10 @@ func (e *exporter) filteredRuns(root string, f *runsFilter) error {
 	}
 	e.filtered = e.listed - len(sums)
 	for _, s := range sums {
+		if s.Start != nil && s.Start.Labels[replay.LabelReplayOf] != "" && !e.replaysToo {
+			e.replays++
+			continue
+		}
 		if err := e.run(&logs.Run{ID: s.ID, Dir: s.Dir, Start: s.Start}, s, nil); err != nil {
 			return err
 		}
@@ -450,6 +468,9 @@ func (e *exporter) summary(out string) string {
 			them = "it"
 		}
 		skipped = append(skipped, fmt.Sprintf("%s without a run_end (still running or interrupted; --include-unfinished exports %s)", count(e.unfinished, "run"), them))
+	}
+	if e.replays > 0 {
+		skipped = append(skipped, fmt.Sprintf("%s of other runs (their dialogs would be duplicates; --include-replays exports them)", count(e.replays, "replay")))
 	}
 	if e.unreadable > 0 {
 		skipped = append(skipped, count(e.unreadable, "unreadable run"))

@@ -763,3 +763,27 @@ func exportSame(a, b any) bool {
 	cb, _ := json.Marshal(vb)
 	return string(ca) == string(cb)
 }
+
+// --runs leaves out the runs of lllm replay, whose dialogs repeat the runs they replay, and says so; --include-replays or a replay_of filter exports them.
+func TestExportRunsSkipsReplays(t *testing.T) {
+	root := t.TempDir()
+	id := exportRunID(t, "run", ctConfig("chat.yaml"), "--task", "Capital of France?", "--log-dir", root)
+	if r := lllm(t, "replay", id, "--log-dir", root); r.code != 0 {
+		t.Fatalf("replay: %v", r)
+	}
+	_, lines, stderr := exportLines(t, "--runs", "--log-dir", root)
+	if want := "exported 1 dialog from 1 run; skipped 1 replay of other runs (their dialogs would be duplicates; --include-replays exports them)"; len(lines) != 1 || exportSummary(t, stderr) != want {
+		t.Errorf("%q\n%s", lines, stderr)
+	}
+	_, lines, _ = exportLines(t, "--runs", "--include-replays", "--log-dir", root)
+	if len(lines) != 2 || lines[0] != lines[1] {
+		t.Errorf("with --include-replays: %q", lines)
+	}
+	if _, lines, _ = exportLines(t, "--label", "replay_of", "--log-dir", root); len(lines) != 1 {
+		t.Errorf("--label replay_of: %q", lines)
+	}
+	// A replay named as a RUN is exported: it was asked for.
+	if _, lines, _ = exportLines(t, "latest", "--log-dir", root); len(lines) != 1 {
+		t.Errorf("latest (the replay): %q", lines)
+	}
+}
