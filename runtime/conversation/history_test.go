@@ -3,6 +3,7 @@ package conversation
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -293,7 +294,7 @@ func TestCancelledAndFailedRunsAreNoted(t *testing.T) {
 	if len(ms) != 2 || ms[0].Aborted == nil || ms[1].Aborted == nil {
 		t.Fatalf("stored %+v", ms)
 	}
-	if ab := ms[0].Aborted; ab.Status != AbortCancelled || ab.Agent != "assistant" {
+	if ab := ms[0].Aborted; ab.Status != AbortCancelled || ab.Agent != "assistant" || ab.Error != "conversation assistant/alice: run cancelled: the client went away" {
 		t.Errorf("cancelled: %+v", ab)
 	}
 	if ab := ms[1].Aborted; ab.Status != AbortFailed || ab.Agent != "critic" || !strings.Contains(ab.Error, "on fire") {
@@ -614,5 +615,30 @@ func TestCancelledWhileAskingSaysWhy(t *testing.T) {
 	}
 	if e := ms[0].Asks[0].Error; !strings.Contains(e, "the client went away or the server stopped") || strings.Contains(e, "context canceled") {
 		t.Fatalf("ask %+v", ms[0].Asks[0])
+	}
+}
+
+// A run cancelled by a stopping server ends "cancelled", saying why, in its end event and its abort record alike.
+func TestStoppingServerCancelsWithItsCause(t *testing.T) {
+	entered := make(chan struct{}, 1)
+	a := &recorder{next: func(ctx context.Context, n int, req *provider.Request) (*provider.Response, error) {
+		entered <- struct{}{}
+		<-ctx.Done()
+		return nil, fmt.Errorf("mock: cancelled: %w", ctx.Err())
+	}}
+	svc := twoAgents(t, t.TempDir(), a, a, ServiceOptions{})
+	ctx, cancel := context.WithCancelCause(context.Background())
+	go func() { <-entered; cancel(ErrStopping) }()
+	ev := newEvents()
+	if _, err := svc.Run(ctx, RunRequest{Agent: "assistant", Sender: "alice", Content: "hang"}, ev.emit); err == nil {
+		t.Fatal("a cancelled run succeeded")
+	}
+	const want = "conversation assistant/alice: run cancelled: the server is stopping"
+	if end := ev.last(); end.Status != "cancelled" || end.Error != want {
+		t.Fatalf("end %+v", end)
+	}
+	conv, _ := svc.Store().Lookup("assistant", "alice")
+	if ab := conv.Messages()[0].Aborted; ab == nil || ab.Status != AbortCancelled || ab.Error != want {
+		t.Fatalf("abort %+v", ab)
 	}
 }

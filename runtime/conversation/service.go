@@ -31,6 +31,10 @@ var (
 	ErrNothingPending   = errors.New("no ask_user question is pending in this conversation")
 	// ErrKilled is the cause of a run cancelled by Kill.
 	ErrKilled = errors.New("killed")
+	// ErrStopping is the cause a server gives the runs it cancels when it
+	// shuts down (context.WithCancelCause), so that their clients and the
+	// conversation's abort record say why.
+	ErrStopping = errors.New("the server is stopping")
 )
 
 // AgentSpec is an agent a Service can run.
@@ -250,7 +254,8 @@ type Event struct {
 	Text string `json:"text,omitempty"`
 	// Tool is a tool call the model made (tool).
 	Tool *dialog.FunctionCall `json:"tool,omitempty"`
-	// Status is how the run ended (end): "ok", "killed" or "error".
+	// Status is how the run ended (end): "ok", "killed", "cancelled" (the
+	// client went away or the server stopped) or "error".
 	Status string `json:"status,omitempty"`
 	Error  string `json:"error,omitempty"`
 	// Message is the stored reply (end, when ok).
@@ -475,7 +480,14 @@ func (s *Service) Run(ctx context.Context, req RunRequest, emit func(Event) erro
 			status, abort, err = "killed", AbortKilled, fmt.Errorf("conversation %s/%s: run %w", conv.agent, conv.sender, ErrKilled)
 		} else {
 			if ctx.Err() != nil {
-				abort = AbortCancelled
+				// Not the model's fault: say what ended the run, not
+				// how the provider call noticed ("context canceled").
+				status, abort = "cancelled", AbortCancelled
+				cause := context.Cause(ctx)
+				if cause == context.Canceled { // no cause given: the request's own context
+					cause = errors.New("the client went away")
+				}
+				err = fmt.Errorf("conversation %s/%s: run cancelled: %w", conv.agent, conv.sender, cause)
 			}
 			_ = emit(Event{Type: "error", Agent: st.agent, Error: err.Error()})
 		}

@@ -770,7 +770,7 @@ func (c *chatClient) stream(ctx context.Context, content, guest string, lines <-
 
 // show prints one event.
 func (c *chatClient) show(ev conversation.Event) {
-	if ev.Type == "end" && ev.Status == "error" {
+	if ev.Type == "end" && (ev.Status == "error" || ev.Status == "cancelled") {
 		c.problems++ // a reply that failed: the session's exit status says so
 	}
 	if c.json {

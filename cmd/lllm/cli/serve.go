@@ -151,8 +151,8 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 	if err != nil {
 		return err
 	}
-	base, stopStreams := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopStreams()
+	base, stopStreams := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stopStreams(conversation.ErrStopping)
 	hs := &http.Server{
 		Handler:           server.New(svc, server.Options{Token: token, MaxContentBytes: cfg.MaxContentBytes}),
 		BaseContext:       func(net.Listener) context.Context { return base },
@@ -175,7 +175,7 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 	case <-ctx.Done():
 	}
 	// Cancel the streams in flight, then wait for their handlers.
-	stopStreams()
+	stopStreams(conversation.ErrStopping)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	serr := hs.Shutdown(sctx)
