@@ -844,19 +844,22 @@ func (s *Service) MarkRead(agent, sender string) error {
 	return conv.Sync()
 }
 
-// existing returns the stored conversation of agent (a configured agent)
+// existing returns the stored conversation of agent (a configured agent,
+// or one whose conversations are stored though the config no longer has it)
 // with sender.
 func (s *Service) existing(agent, sender string) (*Conversation, error) {
-	if s.agents[agent] == nil {
-		if err := CheckName("agent", agent); err != nil {
-			return nil, err
-		}
-		return nil, s.unknown(ErrUnknownAgent, agent)
+	if err := CheckName("agent", agent); err != nil {
+		return nil, err
 	}
 	if err := CheckName("sender", sender); err != nil {
 		return nil, err
 	}
 	conv, ok := s.store.Lookup(agent, sender)
+	if s.agents[agent] == nil && (!ok || !conv.written()) {
+		// A conversation stored for an agent the config no longer has
+		// can still be deleted and marked read.
+		return nil, s.unknown(ErrUnknownAgent, agent)
+	}
 	if !ok || !conv.written() {
 		return nil, fmt.Errorf("conversation %s/%s: %w: nothing is stored for it (GET /v1/conversations lists those that are)", agent, sender, ErrNoConversation)
 	}

@@ -430,15 +430,18 @@ func (s *Server) conversations(w http.ResponseWriter, r *http.Request) {
 // was written. A conversation never stored in is nil, without error.
 func (s *Server) lookup(w http.ResponseWriter, r *http.Request) (agent, sender string, c *conversation.Conversation, ok bool) {
 	agent, sender = r.PathValue("agent"), r.PathValue("sender")
-	if _, err := s.svc.Agent(agent); err != nil {
-		fail(w, err)
-		return "", "", nil, false
-	}
-	if err := conversation.CheckName("sender", sender); err != nil {
+	if err := errors.Join(conversation.CheckName("agent", agent), conversation.CheckName("sender", sender)); err != nil {
 		fail(w, err)
 		return "", "", nil, false
 	}
 	c, _ = s.svc.Store().Lookup(agent, sender)
+	// A conversation stored for an agent the config no longer has is
+	// listed, so it can be read too; only an unknown agent with nothing
+	// stored is an error.
+	if _, err := s.svc.Agent(agent); err != nil && c == nil {
+		fail(w, err)
+		return "", "", nil, false
+	}
 	return agent, sender, c, true
 }
 

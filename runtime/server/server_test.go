@@ -465,3 +465,40 @@ func TestStreamKeepAlive(t *testing.T) {
 		t.Fatal("kill")
 	}
 }
+
+// A conversation stored for an agent the config no longer has is listed, and so can be read, searched, marked read and deleted; an unknown agent with nothing stored is still a 404.
+func TestConversationOfAnAgentNoLongerServed(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "oldagent", "bob"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := `{"seq":1,"ts":"2026-11-22T07:38:59Z","kind":"open","open":{"format":"lllm-go/conversation","version":"1.1","agent":"oldagent","sender":"bob"}}
+{"seq":2,"ts":"2026-11-22T07:38:59Z","kind":"message","message":{"role":"user","content":"hello there","name":"bob"}}
+{"seq":3,"ts":"2026-11-22T07:39:00Z","kind":"message","message":{"role":"assistant","content":"Hi!","name":"oldagent"}}
+`
+	if err := os.WriteFile(filepath.Join(dir, "oldagent", "bob", "conversation.jsonl"), []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, dir, Options{})
+	if _, out := f.do("GET", "/v1/conversations", ""); len(out["conversations"].([]any)) != 1 {
+		t.Fatalf("not listed: %v", out)
+	}
+	if got := f.messages("oldagent", "bob"); strings.Join(got, "|") != "hello there|Hi!" {
+		t.Fatalf("messages %q", got)
+	}
+	if code, out := f.do("GET", "/v1/conversations/oldagent/bob/archives", ""); code != 200 {
+		t.Fatalf("archives: %d %v", code, out)
+	}
+	if code, out := f.do("POST", "/v1/mark-read", `{"agent":"oldagent","sender":"bob"}`); code != 200 {
+		t.Fatalf("mark-read: %d %v", code, out)
+	}
+	if code, out := f.do("GET", "/v1/conversations/oldagent/eve/messages", ""); code != 404 || out["code"] != "unknown_agent" {
+		t.Fatalf("nothing stored: %d %v", code, out)
+	}
+	if code, out := f.do("DELETE", "/v1/conversations/oldagent/bob", ""); code != 200 || out["deleted"] != true {
+		t.Fatalf("delete: %d %v", code, out)
+	}
+	if code, _ := f.do("GET", "/v1/conversations/oldagent/bob/messages", ""); code != 404 {
+		t.Fatalf("after delete: %d", code)
+	}
+}
