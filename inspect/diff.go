@@ -739,16 +739,20 @@ func (d *Diff) WriteText(w io.Writer, opts TextOptions) error {
 			continue
 		}
 		if !header {
-			fmt.Fprintln(tw, "dialog\tmsgs A→B\ttokens A→B (Δ)\tusd A→B (Δ)")
+			fmt.Fprintln(tw, "dialog\tmsgs A→B\ttokens A→B (Δ)\tcall tokens A→B (Δ)\tusd A→B (Δ)")
 			header = true
 		}
 		c := dd.Cost
 		if c.Equal() && !dd.CallCost.Equal() {
 			c = dd.CallCost
 		}
-		fmt.Fprintf(tw, "%s\t%d→%d\t%s\t%s\n", dd.Key, dd.MessagesA, dd.MessagesB, tokensDelta(c), usdDelta(c))
+		calls := "-"
+		if dd.CallCost.A.Total() != 0 || dd.CallCost.B.Total() != 0 {
+			calls = tokensDelta(dd.CallCost)
+		}
+		fmt.Fprintf(tw, "%s\t%d→%d\t%s\t%s\t%s\n", dd.Key, dd.MessagesA, dd.MessagesB, tokensDelta(dd.Cost), calls, usdDelta(c))
 	}
-	fmt.Fprintf(tw, "total (model calls)\t\t%s\t%s\n", tokensDelta(d.Total), usdDelta(d.Total))
+	fmt.Fprintf(tw, "total (model calls)\t\t\t%s\t%s\n", tokensDelta(d.Total), usdDelta(d.Total))
 	if err := tw.Flush(); err != nil {
 		return err
 	}
