@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -105,5 +106,26 @@ func TestReportToRetry(t *testing.T) {
 	m.tacticDown = nil
 	if rep := run(t, path, Options{Open: m.opener()}); rep.Done != 6 || rep.ToRetry != 0 || rep.Ran != 1 {
 		t.Errorf("second run: %d done, %d to retry, ran %d; want 6, 0, 1", rep.Done, rep.ToRetry, rep.Ran)
+	}
+}
+
+// A dry run's estimate for a tactic that is not built in is a guess until samples finish, and the plan says which tactics it guessed for.
+func TestPlanGuessesForOwnTactics(t *testing.T) {
+	registerFixable.Do(func() {
+		tactics.Register("test_fixable", func(map[string]any) (tactics.Tactic, error) { return fixableTactic{&fixableFixed}, nil })
+	})
+	fixableFixed.Store(true)
+	cfg := strings.Replace(chatConfig, "tactic_type: chat", "tactic_type: test_fixable", 1)
+	path := writeSweep(t, "config: config.yaml\ndataset: rows.jsonl\ncache: off\nscorers: [numeric]\n", map[string]string{"config.yaml": cfg})
+	if p := newSweep(t, path, Options{}).Plan(); !slices.Equal(p.Guessed, []string{"test_fixable"}) {
+		t.Errorf("before any sample: guessed %q", p.Guessed)
+	}
+	run(t, path, Options{})
+	if p := newSweep(t, path, Options{}).Plan(); p.Guessed != nil {
+		t.Errorf("after the samples: guessed %q", p.Guessed)
+	}
+	chat := writeSweep(t, "config: config.yaml\ndataset: rows.jsonl\ncache: off\nscorers: [numeric]\n", map[string]string{"config.yaml": chatConfig})
+	if p := newSweep(t, chat, Options{}).Plan(); p.Guessed != nil {
+		t.Errorf("a built-in tactic: guessed %q", p.Guessed)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -362,6 +363,10 @@ type Plan struct {
 	// params changed. One whose log turns out unreadable runs instead.
 	ToRescore int `json:"to_rescore"`
 	Calls     int `json:"calls"`
+	// Guessed names the tactics whose calls are guessed, one per agent,
+	// for cells with samples to run and none finished: tactics that are
+	// not built in, whose calls per run nothing tells beforehand.
+	Guessed []string `json:"guessed,omitempty"`
 }
 
 // PlanCell is one cell of a Plan.
@@ -431,8 +436,32 @@ func (s *Sweep) Plan() *Plan {
 		p.ToRun += c.ToRun
 		p.ToRescore += c.ToRescore
 		p.Calls += c.Calls
+		if cell := s.Cells[i]; c.ToRun > 0 && !s.hasFinished(cell) && !builtinEstimate(cell.Config.TacticType) && !slices.Contains(p.Guessed, cell.Config.TacticType) {
+			p.Guessed = append(p.Guessed, cell.Config.TacticType)
+		}
 	}
 	return p
+}
+
+// hasFinished reports whether a sample of cell c has a record.
+func (s *Sweep) hasFinished(c *Cell) bool {
+	for _, r := range s.Rows {
+		for rep := 0; rep < s.Spec.repeats(); rep++ {
+			if _, ok := s.records.get(c.Hash, r.ID, rep); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// builtinEstimate reports whether estimateCalls knows the tactic.
+func builtinEstimate(tactic string) bool {
+	switch tactic {
+	case "chat", "best_of_n", "debate", "self_refine", "react":
+		return true
+	}
+	return false
 }
 
 // callsPerSample is the mean number of model calls (and cache hits) of

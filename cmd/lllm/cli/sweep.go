@@ -296,7 +296,10 @@ func writePlan(w io.Writer, p *sweep.Plan, format string) error {
 		// Their answers stand; only their missing or changed scorers run.
 		fmt.Fprintf(w, "%d to re-score from their run logs, ", p.ToRescore)
 	}
-	fmt.Fprintf(w, "about %d model calls (at most; cache hits are free)\n", p.Calls)
+	fmt.Fprintf(w, "about %d model calls (cache hits are free)\n", p.Calls)
+	if len(p.Guessed) > 0 {
+		fmt.Fprintf(w, "  a guess of one call per agent for tactic %s, which is not built in: once some samples have finished, a dry run estimates from them\n", strings.Join(p.Guessed, ", "))
+	}
 	for _, c := range p.Cells {
 		var parts []string
 		for _, s := range c.Settings {
