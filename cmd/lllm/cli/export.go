@@ -260,6 +260,7 @@ func runExport(cmd *cobra.Command, o *exportOptions, args []string) error {
 	if err != nil {
 		return err
 	}
+	e.warnUnmatched()
 	fmt.Fprintln(cmd.ErrOrStderr(), e.summary(o.out))
 	return nil
 }
@@ -285,6 +286,11 @@ type exporter struct {
 	// Dialogs a format cannot hold, and the first one's reason.
 	unexportable int
 	why          string
+	// For --dialog: the patterns that matched a dialog, and the names
+	// (OWNER/ALIAS) of the dialogs seen, to say what a pattern that
+	// matched none could have been.
+	matched map[string]bool
+	names   []string
 	// For --runs: the log root, the runs under it, and those filtered out.
 	root             string
 	listed, filtered int
@@ -323,6 +329,7 @@ func (e *exporter) run(run *logs.Run, sum logs.Summary, meta func(*export.Metada
 		return nil
 	}
 	e.runs++
+	e.noteNames(l.Tree)
 	for _, n := range export.Select(l.Tree, e.patterns) {
 		tr := l.Transcript(n)
 		d := &export.Dialog{Messages: tr.Messages, Declarations: tr.Declarations}
@@ -352,6 +359,57 @@ func (e *exporter) run(run *logs.Run, sum logs.Summary, meta func(*export.Metada
 		e.dialogs++
 	}
 	return nil
+}
+
+// noteNames records which --dialog patterns match a dialog of t, and the
+// names of t's dialogs that are not working copies.
+func (e *exporter) noteNames(t *inspect.Tree) {
+	if len(e.patterns) == 0 {
+		return
+	}
+	if e.matched == nil {
+		e.matched = map[string]bool{}
+	}
+	var walk func(n *inspect.Node)
+	walk = func(n *inspect.Node) {
+		name := n.Owner + "/" + n.Alias
+		for _, p := range e.patterns {
+			if p.Match(n.Owner, n.Alias) {
+				e.matched[p.String()] = true
+			}
+		}
+		if _, _, attempt := n.IsWorkingCopy(); !attempt && !slices.Contains(e.names, name) {
+			e.names = append(e.names, name)
+		}
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	for _, r := range t.Roots {
+		walk(r)
+	}
+}
+
+// warnUnmatched warns of each --dialog pattern that matched no dialog of
+// the runs read: a typo would otherwise export nothing, silently.
+func (e *exporter) warnUnmatched() {
+	if e.runs == 0 {
+		return
+	}
+	for _, p := range e.patterns {
+		if e.matched[p.String()] {
+			continue
+		}
+		msg := fmt.Sprintf("lllm: warning: --dialog %s matches no dialog of the runs read", p)
+		if c, ok := suggest.Closest(p.String(), e.names); ok {
+			msg += fmt.Sprintf(" (did you mean %s?)", c)
+		}
+		names := e.names
+		if len(names) > 8 {
+			names = append(slices.Clone(names[:8]), "...")
+		}
+		fmt.Fprintf(e.cmd.ErrOrStderr(), "%s; they have %s\n", msg, strings.Join(names, ", "))
+	}
 }
 
 func (e *exporter) unreadableRun(id string, err error) {

@@ -667,6 +667,20 @@ func TestExportErrors(t *testing.T) {
 }
 
 // TestExportRunsTwice: a run given twice, or by two names, is exported once.
+// A --dialog that matches no dialog (a typo) is a warning naming the dialogs there are, with a suggestion, not a silent empty export.
+func TestExportWarnsOfAnUnmatchedDialog(t *testing.T) {
+	root := t.TempDir()
+	exportRunID(t, "run", ctConfig("chat.yaml"), "--task", "Capital of France?", "--log-dir", root)
+	_, lines, stderr := exportLines(t, "latest", "--log-dir", root, "--dialog", "asistant/main")
+	want := "lllm: warning: --dialog asistant/main matches no dialog of the runs read (did you mean assistant/main?); they have assistant/main"
+	if len(lines) != 0 || !strings.Contains(stderr, want) {
+		t.Errorf("%q\n%s", lines, stderr)
+	}
+	if _, _, stderr = exportLines(t, "latest", "--log-dir", root, "--dialog", "assistant/*"); strings.Contains(stderr, "warning") {
+		t.Errorf("a matching pattern warned: %s", stderr)
+	}
+}
+
 func TestExportRunsTwice(t *testing.T) {
 	root := t.TempDir()
 	id := exportRunID(t, "run", ctConfig("chat.yaml"), "--task", "Capital of France?", "--log-dir", root)
