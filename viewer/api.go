@@ -68,8 +68,7 @@ type runDetail struct {
 }
 
 func (h *Handler) getRun(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("run")
-	ix, err := h.runIndex(r.Context(), id)
+	ix, id, err := h.runIndex(r.Context(), r.PathValue("run"))
 	if err != nil {
 		fail(w, err)
 		return
@@ -170,7 +169,7 @@ func (h *Handler) getTree(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	ix, err := h.runIndex(r.Context(), r.PathValue("run"))
+	ix, _, err := h.runIndex(r.Context(), r.PathValue("run"))
 	if err != nil {
 		fail(w, err)
 		return
@@ -218,7 +217,7 @@ func (h *Handler) getDialog(w http.ResponseWriter, r *http.Request) {
 // dialogNode finds the request's run and dialog; on success the index is
 // read-locked and the caller unlocks it.
 func (h *Handler) dialogNode(w http.ResponseWriter, r *http.Request) (*index, *node, bool) {
-	ix, err := h.runIndex(r.Context(), r.PathValue("run"))
+	ix, _, err := h.runIndex(r.Context(), r.PathValue("run"))
 	if err != nil {
 		fail(w, err)
 		return nil, nil, false

@@ -214,19 +214,29 @@ func validRunID(id string) bool {
 	return true
 }
 
-// runIndex returns the up-to-date index of the run named id.
-func (h *Handler) runIndex(ctx context.Context, id string) (*index, error) {
+// runIndex returns the up-to-date index of the run named id, and the
+// run's id ("latest" and a prefix or suffix name one as the CLI does).
+func (h *Handler) runIndex(ctx context.Context, id string) (*index, string, error) {
 	if !validRunID(id) {
-		return nil, errorf(http.StatusBadRequest, "invalid run id %q: a run id is a directory name under the log root", id)
+		return nil, "", errorf(http.StatusBadRequest, "invalid run id %q: a run id is a directory name under the log root", id)
 	}
 	dir := filepath.Join(h.root, id)
 	st, err := os.Lstat(dir)
 	if err != nil || !st.IsDir() {
-		return nil, errorf(http.StatusNotFound, "no run %q under %s", id, h.root)
+		// As the CLI takes it: "latest", or a unique prefix or suffix of
+		// a run id; only ever a run directly under the root.
+		run, rerr := logs.Open(h.root, id)
+		if rerr != nil || filepath.Dir(filepath.Clean(run.Dir)) != filepath.Clean(h.root) {
+			return nil, "", errorf(http.StatusNotFound, "no run %q under %s (a run id, a unique prefix or suffix of one, or latest)", id, h.root)
+		}
+		id, dir = run.ID, filepath.Join(h.root, run.ID)
+		if st, err = os.Lstat(dir); err != nil || !st.IsDir() {
+			return nil, "", errorf(http.StatusNotFound, "no run %q under %s", id, h.root)
+		}
 	}
 	path := filepath.Join(dir, logs.EventsFile)
 	if st, err := os.Lstat(path); err != nil || !st.Mode().IsRegular() {
-		return nil, errorf(http.StatusNotFound, "run %q has no %s (symbolic links are not followed)", id, logs.EventsFile)
+		return nil, "", errorf(http.StatusNotFound, "run %q has no %s (symbolic links are not followed)", id, logs.EventsFile)
 	}
 
 	h.mu.Lock()
@@ -249,7 +259,7 @@ func (h *Handler) runIndex(ctx context.Context, id string) (*index, error) {
 	h.mu.Unlock()
 
 	if err := c.ix.update(ctx); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return c.ix, nil
+	return c.ix, id, nil
 }

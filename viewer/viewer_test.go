@@ -605,3 +605,31 @@ func flush(t *testing.T, w *logs.Writer) {
 		t.Fatal(err)
 	}
 }
+
+// A run is named in the API as on the command line: "latest", or a unique prefix or suffix of its id; the answer names the run by its id.
+func TestRunRefsAsTheCLI(t *testing.T) {
+	f := newFixture(t)
+	h := New(f.root, Options{})
+	ids, err := logs.List(f.root)
+	if err != nil || len(ids) < 2 {
+		t.Fatalf("runs %v, %v", ids, err)
+	}
+	latest := ids[len(ids)-1].ID
+	suffix := f.bestOfN[len(f.bestOfN)-6:]
+	for ref, want := range map[string]string{"latest": latest, suffix: f.bestOfN, f.bestOfN: f.bestOfN} {
+		var d struct {
+			RunID string `json:"run_id"`
+			Dir   string `json:"dir"`
+		}
+		get(t, h, "/api/runs/"+ref, 200, &d)
+		if d.RunID != want || filepath.Base(d.Dir) != want {
+			t.Errorf("GET /api/runs/%s: run_id %q dir %q, want %q", ref, d.RunID, d.Dir, want)
+		}
+	}
+	get(t, h, "/api/runs/latest/tree", 200, nil)
+	var e errBody
+	get(t, h, "/api/runs/2", 404, &e) // a prefix of every run
+	if !strings.Contains(e.Error, "unique prefix") {
+		t.Errorf("ambiguous prefix: %q", e.Error)
+	}
+}
