@@ -37,6 +37,21 @@ type Function struct {
 
 var functionName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
+// MustFunction is like NewFunction but panics on error. It is meant for
+// tools declared in init functions and package-level variables, where a
+// bad name or parameter type is a programming error:
+//
+//	func init() {
+//		tactics.RegisterTool(dialog.MustFunction("lookup", "Looks a term up.", lookup))
+//	}
+func MustFunction[In, Out any](name, description string, fn func(context.Context, In) (Out, error)) *Function {
+	f, err := NewFunction(name, description, fn)
+	if err != nil {
+		panic(err)
+	}
+	return f
+}
+
 // NewFunction returns the function name that runs fn. The parameter schema
 // is inferred from In, which must be a struct (or a map with string keys),
 // with github.com/google/jsonschema-go: properties are named by the json

@@ -201,3 +201,21 @@ func TestNewFunctionSchemaHandWritten(t *testing.T) {
 		t.Error("nil implementation accepted")
 	}
 }
+
+// MustFunction returns what NewFunction does, and panics where NewFunction errs.
+func TestMustFunction(t *testing.T) {
+	f := MustFunction("sq", "squares", func(_ context.Context, in struct {
+		N int `json:"n"`
+	}) (int, error) {
+		return in.N * in.N, nil
+	})
+	if got := f.Call(t.Context(), FunctionCall{Arguments: []byte(`{"n":3}`)}); got.Error != "" || !strings.HasSuffix(got.Result, "9") {
+		t.Fatalf("call = %+v", got)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a bad name did not panic")
+		}
+	}()
+	MustFunction("bad name", "", func(context.Context, struct{}) (int, error) { return 0, nil })
+}

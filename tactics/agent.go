@@ -145,8 +145,9 @@ func (a *Agent) position(alias string) provider.CallInfo {
 }
 
 // Open starts a dialog under alias, seeded with the system prompt rendered
-// with args, and makes it current. A duplicate alias is an error, and so
-// is one with '#' (see checkAlias).
+// with args, and makes it current. An empty alias, one already open, and
+// one with '#' (reserved for Respond's working copies, main#1, main#2, ...)
+// are errors.
 func (a *Agent) Open(alias string, args map[string]any) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -279,8 +280,10 @@ func (a *Agent) Receive(text string, opts ...dialog.PutOption) error {
 	if err != nil {
 		return err
 	}
-	_, err = d.PutText(text, opts...)
-	return err
+	if _, err := d.PutText(text, opts...); err != nil {
+		return fmt.Errorf("agent %s: %w", a.Name, err)
+	}
+	return nil
 }
 
 // ReceivePrompt renders p with args into the current dialog; p then governs
@@ -290,8 +293,10 @@ func (a *Agent) ReceivePrompt(p *dialog.Prompt, args map[string]any, opts ...dia
 	if err != nil {
 		return err
 	}
-	_, err = d.PutPrompt(p, args, opts...)
-	return err
+	if _, err := d.PutPrompt(p, args, opts...); err != nil {
+		return fmt.Errorf("agent %s: %w", a.Name, err)
+	}
+	return nil
 }
 
 // ReceiveImage appends an image with a caption to the current dialog.
@@ -300,8 +305,10 @@ func (a *Agent) ReceiveImage(src dialog.ImageSource, caption string, opts ...dia
 	if err != nil {
 		return err
 	}
-	_, err = d.PutImage(src, caption, opts...)
-	return err
+	if _, err := d.PutImage(src, caption, opts...); err != nil {
+		return fmt.Errorf("agent %s: %w", a.Name, err)
+	}
+	return nil
 }
 
 // CallSession is what one Respond did: its attempts, model and tool calls,
@@ -346,6 +353,9 @@ func (a *Agent) Respond(ctx context.Context) (*dialog.Message, *CallSession, err
 // RespondTo is Respond on the dialog alias ("" for the current one), so
 // that goroutines answering different dialogs of one agent need no Switch.
 func (a *Agent) RespondTo(ctx context.Context, alias string) (*dialog.Message, *CallSession, error) {
+	if ctx == nil {
+		return nil, nil, fmt.Errorf("agent %s: nil context: pass the tactic's ctx or context.Background()", a.Name)
+	}
 	if a.Model == nil {
 		return nil, nil, fmt.Errorf("agent %s has no model: set Agent.Model (provider.Open)", a.Name)
 	}

@@ -713,3 +713,15 @@ func TestReplyOffTheFormatIsRetried(t *testing.T) {
 		t.Errorf("the retry does not say what was wrong: %q", last.Content)
 	}
 }
+
+// A nil context is an error naming the agent, not a nil-pointer panic halfway through a call (after the working copy was logged).
+func TestRespondNilContext(t *testing.T) {
+	m := &script{replies: []any{text("hi")}}
+	a, _ := newAgent(t, m, nil)
+	a.Receive("hi")
+	//lint:ignore SA1012 a nil context on purpose
+	_, _, err := a.Respond(nil) //nolint:staticcheck
+	if err == nil || !strings.Contains(err.Error(), "nil context") || len(m.reqs) != 0 {
+		t.Fatalf("err = %v after %d requests", err, len(m.reqs))
+	}
+}
