@@ -100,9 +100,32 @@ func (d *DatasetSpec) UnmarshalYAML(n *yaml.Node) error {
 		d.Path = n.Value
 		return nil
 	}
+	if n.Kind == yaml.MappingNode {
+		// A misspelt field name would silently read the default field.
+		var unknown []string
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; !slices.Contains(datasetKeys, k.Value) {
+				m := fmt.Sprintf("line %d: unknown key %q in dataset", k.Line, k.Value)
+				if s, ok := closest(k.Value, datasetKeys); ok {
+					m += fmt.Sprintf(" (did you mean %q?)", s)
+				}
+				unknown = append(unknown, m+"; known keys: "+strings.Join(datasetKeys, ", "))
+			}
+		}
+		if unknown != nil {
+			type plain DatasetSpec
+			var te *yaml.TypeError // the known keys still count, and their problems
+			if err := n.Decode((*plain)(d)); errors.As(err, &te) {
+				unknown = append(unknown, te.Errors...)
+			}
+			return &yaml.TypeError{Errors: unknown}
+		}
+	}
 	type plain DatasetSpec
 	return n.Decode((*plain)(d))
 }
+
+var datasetKeys = []string{"path", "id", "input", "task", "expected"}
 
 // Budget bounds what a sweep spends on fresh model calls (cache hits are
 // free). A zero field is no bound.

@@ -154,3 +154,11 @@ func TestSweepProblemsArePlaced(t *testing.T) {
 	path := writeSweep(t, "config: config.yaml\ndataset: rows.jsonl\n", map[string]string{"rows.jsonl": "\n"})
 	checkPlaces(t, specProblems(t, path), []place{{file: "sweep.yaml", line: 2, msgPrefix: "dataset "}})
 }
+
+// A misspelt dataset field is an error at its line, not a silent default.
+func TestSweepDatasetUnknownKey(t *testing.T) {
+	path := writeSweep(t, "config: config.yaml\ndataset:\n  path: rows.jsonl\n  idd: qid\nscorers: [exact]\n", map[string]string{})
+	checkPlaces(t, specProblems(t, path), []place{
+		{file: "sweep.yaml", line: 4, msgPrefix: `unknown key "idd" in dataset (did you mean "id"?)`},
+	})
+}
