@@ -795,7 +795,7 @@ func (s *Service) Compact(ctx context.Context, agent, sender string) (Archive, e
 	}
 	conv, ok := s.store.Lookup(agent, sender)
 	if !ok {
-		return Archive{}, ErrNothingToCompact
+		return Archive{}, fmt.Errorf("conversation %s/%s: %w: nothing is stored for it (GET /v1/conversations lists those that are)", agent, sender, ErrNoConversation)
 	}
 	st := &runState{svc: s, conv: conv, agent: agent, cancel: func(error) {}, emit: func(Event) error { return nil }}
 	ctx, cancel := context.WithCancelCause(ctx)

@@ -723,6 +723,16 @@ func (c *Conversation) Summary() Summary {
 // Summarizer writes the summary of msgs with a model call.
 type Summarizer func(ctx context.Context, msgs []*dialog.Message) (string, error)
 
+// nothingNewError is ErrNothingToCompact for a live history that holds
+// only the last compaction's summary.
+type nothingNewError struct{}
+
+func (nothingNewError) Error() string {
+	return "nothing to compact: nothing was said since the last compaction (the live history is its summary alone)"
+}
+
+func (nothingNewError) Is(target error) bool { return target == ErrNothingToCompact }
+
 // Compact summarises the live history with summarize and archives it
 // (summarize gets the history as BuildRequest shows it, without the
 // framing and the guest tags):
@@ -735,8 +745,11 @@ func (c *Conversation) Compact(ctx context.Context, summarize Summarizer) (Archi
 	live := append([]Entry(nil), c.live...)
 	id := len(c.archives) + 1
 	c.mu.Unlock()
-	if len(live) == 0 || (len(live) == 1 && live[0].Message.Metadata["archive"] != "") {
+	if len(live) == 0 {
 		return Archive{}, ErrNothingToCompact
+	}
+	if len(live) == 1 && live[0].Message.Metadata["archive"] != "" {
+		return Archive{}, nothingNewError{}
 	}
 	// The summary covers what the model saw: the questions and answers
 	// of ask_user and the notes on runs that stored no reply too.

@@ -370,7 +370,7 @@ func TestBadInputStoresNothing(t *testing.T) {
 		{"POST", "/v1/reply", `{"agent":"assistant","sender":"alice"}`, 400, "missing_field", "content"},
 		{"POST", "/v1/kill", `{"agent":"assistant"}`, 400, "missing_field", "sender"},
 		{"POST", "/v1/kill", `{"agent":"nobody","sender":"a"}`, 404, "unknown_agent", "nobody"},
-		{"POST", "/v1/compact", `{"agent":"assistant","sender":"alice"}`, 409, "nothing_to_compact", "nothing to compact"},
+		{"POST", "/v1/compact", `{"agent":"assistant","sender":"alice"}`, 404, "no_conversation", "nothing is stored for it"},
 		{"GET", "/v1/conversations/nobody/alice/messages", "", 404, "unknown_agent", "nobody"},
 		{"GET", "/v1/conversations/assistant/alice/archives/x", "", 400, "bad_archive", "want a number"},
 		{"GET", "/v1/conversations/assistant/alice/archives/1", "", 404, "no_archive", "no archives"},
