@@ -738,6 +738,11 @@ func (c *chatClient) stream(ctx context.Context, content, guest string, lines <-
 				return queue, <-readErr
 			}
 			c.show(ev)
+			if ev.Type == "end" {
+				// The run is over: a line typed before the stream
+				// closes is the next message, not an answer.
+				asking = false
+			}
 			if ev.Type == "ask" {
 				asking = true
 				if len(queue) > 0 {
