@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // edit is one change to a JSON request body: it sets the member at path
@@ -42,6 +43,11 @@ func join(segs []segment, n int) []byte {
 // object followed by spaces, still one JSON document, and the result is its
 // start. Otherwise doc is left as it was and the result is new memory.
 func editInPlace(doc []byte, edits []edit) ([]byte, error) {
+	if len(edits) == 1 && edits[0].value == nil && len(edits[0].path) == 1 {
+		if out, ok := deleteLastNumber(doc, edits[0].path[0]); ok {
+			return out, nil
+		}
+	}
 	segs, n, err := editSegments(doc, edits)
 	if err != nil {
 		return nil, err
@@ -58,6 +64,61 @@ func editInPlace(doc []byte, edits []edit) ([]byte, error) {
 		obj[i] = ' '
 	}
 	return obj[:w], nil
+}
+
+// deleteLastNumber deletes doc's top-level member key in place when it is
+// the object's last member and its value a number, as langchaingo's
+// OpenAI client writes temperature: a look at the body's end instead of a
+// scan of it. Those bytes can only be that member in a valid document (the
+// last byte closes the object, a number ends no string or nested value, and
+// the comma or brace before the key is not inside a string), which must
+// not have the key twice: Go's encoder never writes a key twice. ok is
+// false when doc does not end so, and then doc is unchanged.
+func deleteLastNumber(doc []byte, key string) (out []byte, ok bool) {
+	i := skipSpaceBack(doc, len(doc))
+	if i == 0 || doc[i-1] != '}' {
+		return nil, false
+	}
+	end := i - 1 // the closing brace
+	i = skipSpaceBack(doc, end)
+	num := i
+	for i > 0 && strings.IndexByte("0123456789+-.eE", doc[i-1]) >= 0 {
+		i--
+	}
+	if i == num {
+		return nil, false
+	}
+	i = skipSpaceBack(doc, i)
+	if i == 0 || doc[i-1] != ':' {
+		return nil, false
+	}
+	i = skipSpaceBack(doc, i-1)
+	quoted := len(key) + 2
+	if i < quoted || doc[i-1] != '"' || doc[i-quoted] != '"' || string(doc[i-quoted+1:i-1]) != key {
+		return nil, false
+	}
+	i = skipSpaceBack(doc, i-quoted)
+	if i == 0 || doc[i-1] != ',' && doc[i-1] != '{' {
+		return nil, false
+	}
+	if doc[i-1] == ',' {
+		i = skipSpaceBack(doc, i-1)
+	}
+	start := skipSpace(doc, 0)
+	doc[i] = '}'
+	for j := i + 1; j <= end; j++ {
+		doc[j] = ' '
+	}
+	return doc[start : i+1], true
+}
+
+// skipSpaceBack returns the offset just past the last byte of b[:i] that
+// is not JSON whitespace.
+func skipSpaceBack(b []byte, i int) int {
+	for i > 0 && (b[i-1] == ' ' || b[i-1] == '\t' || b[i-1] == '\n' || b[i-1] == '\r') {
+		i--
+	}
+	return i
 }
 
 // fitsInPlace reports whether segs, n bytes in all, can be copied in order
