@@ -52,9 +52,14 @@ type Limits struct {
 	// duration in [d/2, d] with d = min(BackoffMax, BackoffBase * 2^(n-1)),
 	// or the provider's Retry-After if that is longer.
 	BackoffBase, BackoffMax time.Duration
+	// CallTimeout bounds one attempt of a model call, streamed or not: an
+	// attempt without its whole reply by then fails as a timeout, retried
+	// as MaxRetries allows. Zero leaves attempts unbounded.
+	CallTimeout time.Duration
 }
 
-// DefaultLimits are the reference framework's defaults, with bounded retries.
+// DefaultLimits are the reference framework's defaults, with bounded retries
+// and a call timeout of ten minutes (as OpenAI's own clients have).
 func DefaultLimits() Limits {
 	return Limits{
 		MaxExceptionRetry: 3,
@@ -62,6 +67,7 @@ func DefaultLimits() Limits {
 		MaxRetries:        5,
 		BackoffBase:       time.Second,
 		BackoffMax:        time.Minute,
+		CallTimeout:       10 * time.Minute,
 	}
 }
 
@@ -594,7 +600,7 @@ func (a *Agent) generate(ctx context.Context, work *dialog.Dialog, req *provider
 	for attempt := 1; ; attempt++ {
 		pos.Attempt = attempt
 		start := time.Now()
-		resp, err := a.Model.Generate(provider.WithCallInfo(ctx, pos), req)
+		resp, err := a.attempt(ctx, pos, req, lim.CallTimeout)
 		latency := time.Since(start)
 		rec := &logs.ModelCall{Agent: a.Name, Provider: a.provider(), Model: a.ModelName, Call: call, Attempt: attempt,
 			Alias: pos.Dialog, Turn: pos.Turn, RequestDigest: digest, Params: paramsJSON(a.Params), Tools: tools,
@@ -655,6 +661,25 @@ func (a *Agent) generate(ctx context.Context, work *dialog.Dialog, req *provider
 			return nil, err
 		}
 	}
+}
+
+// attempt makes one try of a model call, within timeout when it is not
+// zero.
+func (a *Agent) attempt(ctx context.Context, pos provider.CallInfo, req *provider.Request, timeout time.Duration) (*provider.Response, error) {
+	if timeout <= 0 {
+		return a.Model.Generate(provider.WithCallInfo(ctx, pos), req)
+	}
+	actx, cancel := context.WithTimeout(provider.WithCallInfo(ctx, pos), timeout)
+	defer cancel()
+	resp, err := a.Model.Generate(actx, req)
+	if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+		// A timeout, whatever the client made of it.
+		pe := *provider.AsError(a.provider(), err)
+		pe.Kind = provider.ErrTimeout
+		pe.Err = fmt.Errorf("no reply within the call timeout of %v (call_timeout): %w", timeout, pe.Err)
+		err = &pe
+	}
+	return resp, err
 }
 
 // Retry is a failed model call that an agent is about to make again.

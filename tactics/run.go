@@ -449,10 +449,14 @@ func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prom
 	for _, f := range []struct {
 		v   *int
 		dst *int
-	}{{ac.MaxExceptionRetry, &lim.MaxExceptionRetry}, {ac.MaxInterruptSteps, &lim.MaxInterruptSteps}, {ac.MaxLLMRecall, &lim.MaxLLMRecall}} {
+	}{{ac.MaxExceptionRetry, &lim.MaxExceptionRetry}, {ac.MaxInterruptSteps, &lim.MaxInterruptSteps},
+		{ac.MaxLLMRecall, &lim.MaxLLMRecall}, {ac.MaxRetries, &lim.MaxRetries}} {
 		if f.v != nil {
 			*f.dst = *f.v
 		}
+	}
+	if ac.CallTimeout != nil {
+		lim.CallTimeout = *ac.CallTimeout
 	}
 	cmCfg := ac.ContextManager
 	if cmCfg == nil {

@@ -38,6 +38,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Config is a resolved tactic config: the base chain merged and any
@@ -101,6 +102,12 @@ type Agent struct {
 	MaxInterruptSteps *int `yaml:"max_interrupt_steps,omitempty"`
 	// MaxLLMRecall bounds provider-error retries per call.
 	MaxLLMRecall *int `yaml:"max_llm_recall,omitempty"`
+	// MaxRetries bounds the retries of a call after a rate limit, a
+	// timeout or a server error.
+	MaxRetries *int `yaml:"max_retries,omitempty"`
+	// CallTimeout bounds one attempt of a model call; zero leaves it
+	// unbounded.
+	CallTimeout *time.Duration `yaml:"call_timeout,omitempty"`
 	// ContextManager configures the agent's context manager.
 	ContextManager map[string]any `yaml:"context_manager,omitempty"`
 }
@@ -213,13 +220,15 @@ func (a Agent) clone() Agent {
 	b := a
 	b.ModelArgs = copyMap(a.ModelArgs)
 	b.ContextManager = copyMap(a.ContextManager)
-	b.MaxExceptionRetry = copyInt(a.MaxExceptionRetry)
-	b.MaxInterruptSteps = copyInt(a.MaxInterruptSteps)
-	b.MaxLLMRecall = copyInt(a.MaxLLMRecall)
+	b.MaxExceptionRetry = copyPtr(a.MaxExceptionRetry)
+	b.MaxInterruptSteps = copyPtr(a.MaxInterruptSteps)
+	b.MaxLLMRecall = copyPtr(a.MaxLLMRecall)
+	b.MaxRetries = copyPtr(a.MaxRetries)
+	b.CallTimeout = copyPtr(a.CallTimeout)
 	return b
 }
 
-func copyInt(p *int) *int {
+func copyPtr[T any](p *T) *T {
 	if p == nil {
 		return nil
 	}

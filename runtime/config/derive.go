@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // derive sets c's fields from c.tree, checking the type of every known
@@ -79,6 +80,26 @@ func (c *Config) problems() []*Error {
 		}
 		return &n
 	}
+	duration := func(m map[string]any, path []string, key string) *time.Duration {
+		v, ok := m[key]
+		if !ok || v == nil {
+			return nil
+		}
+		var d time.Duration
+		var err error
+		if s, ok := v.(string); ok {
+			d, err = time.ParseDuration(s)
+		} else if secs, ok := toFloat(v); ok && secs <= math.MaxInt64/float64(time.Second) {
+			d = time.Duration(secs * float64(time.Second)) // a number is seconds
+		} else {
+			err = errors.New("not a duration")
+		}
+		if err != nil || d < 0 {
+			bad(c.pos.lookup(append(path, key)...), "%s must be a duration such as 90s or 10m (0 for none), not %s", dotted(path, key), describe(v))
+			return nil
+		}
+		return &d
+	}
 	agent := func(m map[string]any, path []string) Agent {
 		return Agent{
 			Name:              str(m, path, "name"),
@@ -91,6 +112,8 @@ func (c *Config) problems() []*Error {
 			MaxExceptionRetry: integer(m, path, "max_exception_retry"),
 			MaxInterruptSteps: integer(m, path, "max_interrupt_steps"),
 			MaxLLMRecall:      integer(m, path, "max_llm_recall"),
+			MaxRetries:        integer(m, path, "max_retries"),
+			CallTimeout:       duration(m, path, "call_timeout"),
 			ContextManager:    free(m, path, "context_manager"),
 		}
 	}

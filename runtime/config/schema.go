@@ -46,6 +46,8 @@ var agentKeys = map[string]field{
 	"max_exception_retry": fInt,
 	"max_interrupt_steps": fInt,
 	"max_llm_recall":      fInt,
+	"max_retries":         fInt,
+	"call_timeout":        fString,
 	"context_manager":     fFree,
 }
 

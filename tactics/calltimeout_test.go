@@ -1,0 +1,109 @@
+package tactics
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lllm-go/lllm/logs"
+	"github.com/lllm-go/lllm/runtime/config"
+	"github.com/lllm-go/lllm/runtime/provider"
+	"github.com/lllm-go/lllm/runtime/provider/providertest"
+)
+
+// An attempt that gets no reply within the call timeout fails as a
+// timeout and is retried; here through the real OpenAI client against a
+// server that stalls once, with the timeout and retries from a config.
+func TestCallTimeoutRetries(t *testing.T) {
+	srv := providertest.NewOpenAIServer(t,
+		providertest.Reply{Text: "too late", Delay: 10 * time.Second},
+		providertest.Reply{Text: "in time"})
+	cfg, err := config.Parse("t.yaml", []byte(`
+tactic_type: chat
+global: {model_name: openai/gpt-4o-mini, base_url: `+srv.BaseURL()+`, call_timeout: 200ms, max_retries: 1}
+agent_configs: [{name: solver, system_prompt: Be brief.}]
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	makers, err := Agents(t.Context(), cfg, RunOptions{Sleep: func(context.Context, time.Duration) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := makers["solver"]()
+	if a.Limits.CallTimeout != 200*time.Millisecond || a.Limits.MaxRetries != 1 {
+		t.Fatalf("limits from the config: %+v", a.Limits)
+	}
+	run := &testRun{}
+	if run.w, err = logs.NewWriter(&run.buf, logs.RunStart{}, logs.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	a.Log = run.w
+	var notices []Retry
+	a.Retrying = func(r Retry) { notices = append(notices, r) }
+	if err := a.Open("main", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Receive("hi"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	reply, s, err := a.Respond(t.Context())
+	if err != nil || reply.Content != "in time" || len(s.Calls) != 2 {
+		t.Fatalf("reply %v, err %v, %d calls", reply, err, len(s.Calls))
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("the stalled attempt was not cut at the call timeout: %v", took)
+	}
+	if len(notices) != 1 || notices[0].Err.Kind != provider.ErrTimeout ||
+		!strings.Contains(notices[0].Err.Error(), "no reply within the call timeout of 200ms (call_timeout)") {
+		t.Fatalf("retry notices: %+v", notices)
+	}
+	_, recs := run.forest(t)
+	var errs []*logs.CallError
+	for _, r := range recs {
+		if r.Kind == logs.KindModelCall {
+			errs = append(errs, r.ModelCall.Error)
+		}
+	}
+	if len(errs) != 2 || errs[0] == nil || errs[0].Type != "timeout" || errs[1] != nil {
+		t.Fatalf("model_call errors: %+v", errs)
+	}
+
+	// With no retries left, the timeout is the call's error.
+	srv.Enqueue(providertest.Reply{Text: "too late", Delay: 10 * time.Second})
+	a.Limits.MaxRetries = 0
+	if err := a.Receive("again"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.Respond(t.Context()); provider.AsError("", err).Kind != provider.ErrTimeout {
+		t.Fatalf("err = %v, want a timeout", err)
+	}
+	// The caller's own deadline is not the call timeout's.
+	srv.Enqueue(providertest.Reply{Text: "too late", Delay: 10 * time.Second})
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	if _, _, err := a.Respond(ctx); err == nil || strings.Contains(err.Error(), "call_timeout") {
+		t.Fatalf("err = %v, want the caller's deadline", err)
+	}
+}
+
+func TestCallTimeoutConfig(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"call_timeout: 90s", ""},
+		{"call_timeout: 120", ""}, // seconds
+		{"call_timeout: 0", ""},
+		{"call_timeout: soon", "global.call_timeout must be a duration such as 90s or 10m (0 for none), not the string \"soon\""},
+		{"call_timeout: -1s", "global.call_timeout must be a duration"},
+		{"max_retries: -1", "global.max_retries must be a non-negative integer"},
+	} {
+		_, err := config.Parse("t.yaml", []byte("tactic_type: chat\nglobal: {model_name: mock/demo, "+tc.yaml+"}\nagent_configs: [{name: a}]\n"), nil)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.yaml, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: err %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}
