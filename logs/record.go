@@ -25,7 +25,7 @@ import (
 const (
 	FormatName   = "lllm-go/run-log"
 	VersionMajor = 1
-	VersionMinor = 4
+	VersionMinor = 5
 )
 
 // Kind is the kind of a record. The payload of a record is under the key
@@ -96,6 +96,10 @@ type RunStart struct {
 	// Task is the tactic's input.
 	Task json.RawMessage `json:"task,omitempty"`
 	Seed int64           `json:"seed,omitzero"`
+	// Prompts holds the text of every file of the config's prompts
+	// folder, by prompt path, so that a replay renders the prompts the
+	// run rendered (since 1.5).
+	Prompts map[string]string `json:"prompts,omitempty"`
 	// Versions maps components (lllm, go, modules) to their versions.
 	Versions map[string]string `json:"versions,omitempty"`
 	// GitCommit is the commit of the working directory's repository, with

@@ -93,6 +93,19 @@ func Config(rec *Recording, sets []string) (*config.Config, error) {
 	return cfg, nil
 }
 
+// recordedPrompts are the prompt files a replay renders: those the run
+// recorded (logs of 1.5 on), unless sets name a prompts_dir to read them
+// from instead, to see where an edited prompt first takes effect. Nil
+// reads the config's prompts_dir (for older logs, the recorded one).
+func recordedPrompts(rec *Recording, sets []string) map[string]string {
+	for _, s := range sets {
+		if k, _, _ := strings.Cut(s, "="); strings.TrimSpace(k) == "prompts_dir" {
+			return nil
+		}
+	}
+	return rec.Start.Prompts
+}
+
 // Run replays rec: its tactic runs again with the recorded config (with
 // opts.Set applied) and task, every model call served from rec. The
 // replay writes a run log of its own, labelled replay_of. The first
@@ -116,9 +129,10 @@ func Run(ctx context.Context, rec *Recording, opts Options) (*Report, error) {
 		root = filepath.Dir(rec.Run.Dir)
 	}
 	res, err := tactics.Run(ctx, cfg, task, tactics.RunOptions{
-		LogDir: root,
-		Seed:   rec.Start.Seed,
-		Labels: map[string]string{LabelReplayOf: rec.Run.ID},
+		LogDir:  root,
+		Seed:    rec.Start.Seed,
+		Labels:  map[string]string{LabelReplayOf: rec.Run.ID},
+		Prompts: recordedPrompts(rec, opts.Set),
 		// Recorded failures are served at once: their backoff waited once.
 		Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() },
 		Models: func(context.Context, config.Agent, provider.Config) (provider.Model, error) {

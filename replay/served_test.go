@@ -309,8 +309,10 @@ func TestServedTacticNeedsARecording(t *testing.T) {
 
 // A served agent whose system prompt is a prompt file with a tool of its
 // own, shaped by a window context manager, replays with the prompt file,
-// its tool (run again) and the manager, as it ran; the file changed since
-// makes the replay diverge at once.
+// its tool (run again) and the manager, as it ran, from the prompt file's
+// text in its log: the file changed or gone since changes nothing, unless
+// --set prompts_dir asks for the folder, where the changed file makes the
+// replay diverge at once.
 func TestReplayServedTurnWithAPromptFile(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, text string) {
@@ -383,7 +385,18 @@ mock:
 
 	write("prompts/helper.md", "---\ntools: [calculator]\n---\nYou help {sender} with products.\n")
 	rep = replayRun(t, run, replay.Options{LogDir: t.TempDir()})
+	if rep.Divergence != nil || rep.Calls != 2 {
+		t.Fatalf("after the prompt file changed: divergence %v, %d calls", rep.Divergence, rep.Calls)
+	}
+	rep = replayRun(t, run, replay.Options{LogDir: t.TempDir(), Set: []string{"prompts_dir=" + filepath.Join(dir, "prompts")}})
 	if d := rep.Divergence; d == nil || d.Turn != 1 || !strings.Contains(d.Diff, "+You help alice with products.") {
 		t.Fatalf("divergence %v", d)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "prompts")); err != nil {
+		t.Fatal(err)
+	}
+	rep = replayRun(t, run, replay.Options{LogDir: t.TempDir()})
+	if rep.Divergence != nil || rep.Calls != 2 || rep.Run.Status != logs.StatusOK {
+		t.Fatalf("without the prompts folder: divergence %v, %d calls, %s %s", rep.Divergence, rep.Calls, rep.Run.Status, rep.Run.Error)
 	}
 }

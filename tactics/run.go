@@ -45,6 +45,10 @@ type RunOptions struct {
 	// replay serves recorded replies this way; a sweep wraps each real model
 	// (opened with provider.Open) in its cache.
 	Models func(ctx context.Context, agent config.Agent, cfg provider.Config) (provider.Model, error)
+	// Prompts, when set, are the prompt files to use in place of the
+	// config's prompts folder: their texts by prompt path. A replay
+	// passes those its log recorded (run_start.prompts).
+	Prompts map[string]string
 }
 
 // Result is how a run ended.
@@ -105,6 +109,8 @@ type Runner struct {
 	recorded json.RawMessage // the config the run logs record
 	specs    map[string]*agentSpec
 	prompts  *promptSource // for Session.Prompt, shared by the runs
+	// texts are the prompt files the run logs record (run_start.prompts).
+	texts map[string]string
 }
 
 // Prepare checks cfg and prepares everything its runs share, as Run would:
@@ -113,7 +119,7 @@ type Runner struct {
 // reported at once, as a *ConfigError; ctx is the context the models are
 // opened with.
 func Prepare(ctx context.Context, cfg *config.Config, opts RunOptions) (*Runner, error) {
-	ps := &promptSource{dir: cfg.PromptsPath()}
+	ps := newPromptSource(cfg, opts)
 	_, specs, err := prepare(ctx, cfg, opts, ps)
 	if err != nil {
 		return nil, err
@@ -126,7 +132,7 @@ func Prepare(ctx context.Context, cfg *config.Config, opts RunOptions) (*Runner,
 	if root == "" {
 		root = cfg.LogDir
 	}
-	return &Runner{cfg: cfg, opts: opts, root: root, recorded: recorded, specs: specs, prompts: ps}, nil
+	return &Runner{cfg: cfg, opts: opts, root: root, recorded: recorded, specs: specs, prompts: ps, texts: ps.texts()}, nil
 }
 
 // Run runs the prepared tactic on task in a new run with its own log, as
@@ -146,7 +152,7 @@ func (r *Runner) Run(ctx context.Context, task string) (*Result, error) {
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
-	start.Labels = r.opts.Labels
+	start.Labels, start.Prompts = r.opts.Labels, r.texts
 	w, run, err := logs.Create(r.root, start, logs.Options{})
 	if err != nil {
 		return nil, err
@@ -303,11 +309,19 @@ func Agents(ctx context.Context, cfg *config.Config, opts RunOptions) (map[strin
 	if errs := config.Validate(cfg, nil); len(errs) > 0 {
 		return nil, &ConfigError{errors.Join(errs...)}
 	}
-	specs, err := agentSpecs(ctx, cfg, opts, &promptSource{dir: cfg.PromptsPath()})
+	specs, err := agentSpecs(ctx, cfg, opts, newPromptSource(cfg, opts))
 	if err != nil {
 		return nil, err
 	}
 	return agentMakers(specs), nil
+}
+
+// PromptFiles returns the text of every prompt file of cfg's prompts
+// folder, by prompt path, as Run's logs record them (run_start.prompts) so
+// that a replay renders the prompts the run rendered. It returns nil when
+// the config has no folder or it does not load.
+func PromptFiles(cfg *config.Config) map[string]string {
+	return newPromptSource(cfg, RunOptions{}).texts()
 }
 
 // agentSpecs opens the model and builds the spec of every agent of cfg,
@@ -375,7 +389,7 @@ func loadPrompts(cfg *config.Config, ps *promptSource) (*prompts.Registry, error
 	if first == "" {
 		return nil, nil
 	}
-	if ps.dir == "" {
+	if ps.dir == "" && ps.recorded == nil {
 		return nil, &config.Error{File: cfg.Path, Msg: fmt.Sprintf("system_prompt_path %q needs a prompts folder: create %s or set prompts_dir",
 			first, filepath.Join(filepath.Dir(cfg.Path), "prompts"))}
 	}
@@ -386,26 +400,62 @@ func loadPrompts(cfg *config.Config, ps *promptSource) (*prompts.Registry, error
 	return reg, nil
 }
 
-// promptSource is the prompts folder of a config, loaded on first use.
+// promptSource is the prompts folder of a config, loaded on first use, or
+// the prompt files a run recorded, which stand in for it.
 type promptSource struct {
-	dir  string // "" when the config has none
-	once sync.Once
-	reg  *prompts.Registry
-	err  error
+	dir      string            // "" when the config has none
+	recorded map[string]string // prompt path -> file text (RunOptions.Prompts)
+	once     sync.Once
+	reg      *prompts.Registry
+	err      error
 }
 
-// registry returns the folder's prompts; nil without a folder.
+func newPromptSource(cfg *config.Config, opts RunOptions) *promptSource {
+	return &promptSource{dir: cfg.PromptsPath(), recorded: opts.Prompts}
+}
+
+// registry returns the folder's prompts (or the recorded ones); nil
+// without either.
 func (ps *promptSource) registry() (*prompts.Registry, error) {
-	if ps == nil || ps.dir == "" {
+	if ps == nil || ps.dir == "" && ps.recorded == nil {
 		return nil, nil
 	}
 	ps.once.Do(func() {
-		ps.reg, ps.err = prompts.LoadDir(ps.dir, prompts.WithTools(LookupTool))
-		if ps.err != nil {
-			ps.err = fmt.Errorf("prompts_dir %s: %w", ps.dir, ps.err)
+		if ps.recorded == nil {
+			ps.reg, ps.err = prompts.LoadDir(ps.dir, prompts.WithTools(LookupTool))
+			if ps.err != nil {
+				ps.err = fmt.Errorf("prompts_dir %s: %w", ps.dir, ps.err)
+			}
+			return
+		}
+		reg := &prompts.Registry{}
+		var errs []error
+		for _, path := range slices.Sorted(maps.Keys(ps.recorded)) {
+			file := "the recorded prompt file " + path
+			errs = append(errs, reg.AddFile(file, path, []byte(ps.recorded[path]), prompts.WithTools(LookupTool)))
+		}
+		if ps.err = errors.Join(errs...); ps.err == nil {
+			ps.reg = reg
 		}
 	})
 	return ps.reg, ps.err
+}
+
+// texts returns the text of every prompt file of the folder (or of those
+// recorded), by prompt path, for a run log to record; nil when there is
+// no folder or it does not load (Session.Prompt then reports why).
+func (ps *promptSource) texts() map[string]string {
+	reg, err := ps.registry()
+	if reg == nil || err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, path := range reg.Paths() {
+		if text, ok := reg.Source(path); ok {
+			out[path] = text
+		}
+	}
+	return out
 }
 
 // localPrompt reports whether a system_prompt_path names a file of the
@@ -420,7 +470,10 @@ func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prom
 	var err error
 	if ac.SystemPromptPath != "" {
 		if system, err = prompts.Lookup(ac.SystemPromptPath, reg, prompts.WithTools(LookupTool)); err != nil {
-			if localPrompt(ac.SystemPromptPath) {
+			switch {
+			case localPrompt(ac.SystemPromptPath) && opts.Prompts != nil:
+				return nil, fmt.Errorf("system_prompt_path: %w (in the prompt files the run recorded)", err)
+			case localPrompt(ac.SystemPromptPath):
 				return nil, fmt.Errorf("system_prompt_path: %w (in %s)", err, cfg.PromptsPath())
 			}
 			return nil, fmt.Errorf("system_prompt_path: %w", err)

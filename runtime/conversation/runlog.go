@@ -165,6 +165,9 @@ func (s *Service) startRunLog(ctx context.Context, tactic string, conv *Conversa
 		return nil, fmt.Errorf("conversation %s/%s: starting the run log: %w", conv.agent, conv.sender, err)
 	}
 	start.Labels = map[string]string{LabelConversation: conv.agent + "/" + conv.sender, LabelAgent: sp.Name}
+	if promptsDir != "" {
+		start.Prompts = sp.Prompts
+	}
 	w, run, err := logs.Create(s.opts.LogDir, start, logs.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("conversation %s/%s: creating the run log under %s (make it writable, or choose another log root): %w",

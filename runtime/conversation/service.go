@@ -81,6 +81,10 @@ type AgentSpec struct {
 	SystemPromptPath string
 	// PromptsDir is the prompts folder a local SystemPromptPath is in.
 	PromptsDir string
+	// Prompts are the texts of PromptsDir's prompt files by prompt path
+	// (tactics.PromptFiles), which the run logs record (run_start.prompts)
+	// so that a replay renders the prompt the turn rendered.
+	Prompts map[string]string
 }
 
 // ServiceOptions adjust a Service. The zero value is ready to use.

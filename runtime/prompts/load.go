@@ -145,7 +145,7 @@ func load(fsys fs.FS, dir string, opts []Option) (*Registry, error) {
 			errs = append(errs, &FileError{File: file, Msg: fmt.Sprintf("prompt %q is already defined by %s", key, prev)})
 			return nil
 		}
-		if err := r.Add(p); err != nil {
+		if err := r.addFile(p, string(data)); err != nil {
 			errs = append(errs, &FileError{File: file, Msg: err.Error()})
 			return nil
 		}

@@ -43,8 +43,9 @@ import (
 // registry ready to use; a Registry is safe for concurrent use and must not
 // be copied after first use.
 type Registry struct {
-	mu sync.RWMutex
-	m  map[string]*dialog.Prompt
+	mu  sync.RWMutex
+	m   map[string]*dialog.Prompt
+	src map[string]string // prompt path -> text of the file that defined it
 }
 
 // Add registers p under p.Path. An empty path or a path already registered
@@ -80,6 +81,40 @@ func (r *Registry) Get(path string) (*dialog.Prompt, error) {
 	e := &NotFoundError{Path: path}
 	e.Suggestion, e.Near = nearest(path, r.Paths(), 10)
 	return nil, e
+}
+
+// Source returns the text of the file that defined the prompt at path,
+// as LoadDir or LoadFS read it; ok is false for a prompt added with Add.
+func (r *Registry) Source(path string) (text string, ok bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	text, ok = r.src[path]
+	return text, ok
+}
+
+// AddFile parses data, the contents of a prompt file named file (for
+// error messages), as LoadDir does, and registers the prompt under path,
+// with data as its Source.
+func (r *Registry) AddFile(file, path string, data []byte, opts ...Option) error {
+	p, err := Parse(file, path, data, opts...)
+	if err != nil {
+		return err
+	}
+	return r.addFile(p, string(data))
+}
+
+// addFile registers p, read from a file holding text.
+func (r *Registry) addFile(p *dialog.Prompt, text string) error {
+	if err := r.Add(p); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.src == nil {
+		r.src = map[string]string{}
+	}
+	r.src[p.Path] = text
+	return nil
 }
 
 // Paths lists the registered paths, sorted.

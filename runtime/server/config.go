@@ -107,6 +107,7 @@ func FromConfig(ctx context.Context, cfg *config.Config) (*Config, error) {
 	if len(errs) > 0 {
 		return nil, &tactics.ConfigError{Err: errors.Join(errs...)}
 	}
+	var prompts map[string]string // the prompt files, read once
 	for _, ac := range cfg.Agents {
 		a := makers[ac.Name]()
 		ap := p.Agents[ac.Name]
@@ -123,6 +124,10 @@ func FromConfig(ctx context.Context, cfg *config.Config) (*Config, error) {
 		}
 		if pkg, _ := registry.Split(ac.SystemPromptPath); ac.SystemPromptPath != "" && pkg == "" {
 			sp.PromptsDir = cfg.PromptsPath()
+			if prompts == nil {
+				prompts = tactics.PromptFiles(cfg)
+			}
+			sp.Prompts = prompts
 		}
 		if ap.Guests != nil {
 			sp.Guests = append([]string{}, (*ap.Guests)...)
