@@ -108,6 +108,17 @@ func classify(ctx context.Context, provider string, err error, st *callState, st
 		e.Kind, e.Err = ErrAuth, fmt.Errorf("no AWS credentials found: %w", err)
 	case failed != nil:
 		e.Kind, e.Err = ErrNetwork, unreachable(failed)
+	case st.cutShort() != nil:
+		// The response began but its body was cut short: the network's
+		// failure, whatever the client made of the rest.
+		cut := st.cutShort()
+		e.Kind = ErrNetwork
+		if !strings.Contains(err.Error(), cut.Error()) {
+			e.Err = fmt.Errorf("%w (the response was cut short: %w)", err, cut)
+		}
+		if isNetTimeout(cut) {
+			e.Kind = ErrTimeout
+		}
 	case hasAny(text, contextLengthWords):
 		e.Kind = ErrContextLength
 	case strings.Contains(text, "rate limit"), strings.Contains(text, "too many requests"),

@@ -28,7 +28,41 @@ type callState struct {
 	status int           // the last response's HTTP status
 	retry  time.Duration // the last response's Retry-After
 	failed error         // why the last request got no response, naming it
+	cut    error         // why the last response's body could not be read whole
+	body   bodyTap       // the last response's body, as the client reads it
 	wire   wireReply
+}
+
+// bodyTap notes a response body that ends in an error rather than at its
+// end (a connection reset, a Content-Length not reached): the clients
+// report what that does to their decoding ("unexpected end of JSON
+// input"), which says nothing of the network. It lives in the callState,
+// so wrapping a body allocates nothing.
+type bodyTap struct {
+	io.ReadCloser
+	st *callState
+}
+
+func (b *bodyTap) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		b.st.mu.Lock()
+		if b.st.cut == nil {
+			b.st.cut = err
+		}
+		b.st.mu.Unlock()
+	}
+	return n, err
+}
+
+// cutShort is why the last response's body ended early; nil if it did not.
+func (st *callState) cutShort() error {
+	if st == nil {
+		return nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.cut
 }
 
 type callStateKey struct{}
@@ -46,7 +80,7 @@ func callStateFrom(ctx context.Context) *callState {
 func (st *callState) record(status int, h http.Header) {
 	retry, _ := retryAfter(h, time.Now())
 	st.mu.Lock()
-	st.status, st.retry, st.failed = status, retry, nil
+	st.status, st.retry, st.failed, st.cut = status, retry, nil, nil
 	st.mu.Unlock()
 }
 
@@ -149,6 +183,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if st != nil {
 		st.record(resp.StatusCode, resp.Header)
+		st.body = bodyTap{ReadCloser: resp.Body, st: st}
+		resp.Body = &st.body
 		if t.geminiUsage && resp.StatusCode == http.StatusOK {
 			resp.Body = &usageTap{ReadCloser: resp.Body, st: st}
 		}
