@@ -32,6 +32,9 @@ type Divergence struct {
 }
 
 func (d *Divergence) Error() string {
+	if d.Position == (Position{}) {
+		return "replay diverged: " + d.Reason // at the end, not at a call
+	}
 	return fmt.Sprintf("replay diverged at %s: %s", where(d.Position), d.Reason)
 }
 

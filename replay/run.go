@@ -1,14 +1,18 @@
 package replay
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
+
+	"github.com/pmezard/go-difflib/difflib"
 
 	"github.com/lllm-go/lllm/internal/registry"
 	"github.com/lllm-go/lllm/logs"
@@ -150,5 +154,53 @@ func Run(ctx context.Context, rec *Recording, opts Options) (*Report, error) {
 				Reason: fmt.Sprintf("the replay never made this recorded call (it made %d of the %d recorded calls)", rep.Calls, rep.Recorded)}
 		}
 	}
+	if rep.Divergence == nil {
+		rep.Divergence = endDivergence(rec.End, res)
+	}
 	return rep, nil
+}
+
+// endDivergence compares how a replay that made every recorded call, and
+// only those, ended with how the recorded run did: a different status or
+// result means the replies the log holds are not those its run was given
+// (a log edited by hand), or the tactic depends on more than its model
+// calls. nil when they agree, or the recorded run did not finish.
+func endDivergence(end *logs.RunEnd, res *tactics.Result) *Divergence {
+	if end == nil || end.Status == logs.StatusCancelled {
+		return nil
+	}
+	if end.Status != res.Status {
+		return &Divergence{Reason: fmt.Sprintf("every call was served as recorded, but the replay ended %s where the recorded run ended %s", res.Status, end.Status)}
+	}
+	if sameJSON(end.Result, res.Result) {
+		return nil
+	}
+	a, b := indentJSON(end.Result), indentJSON(res.Result)
+	d, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: difflib.SplitLines(a), B: difflib.SplitLines(b),
+		FromFile: "recorded result", ToFile: "replayed result", Context: 2})
+	return &Divergence{Reason: "every call was served as recorded, but the result differs from the recorded one (the log's replies are not those its run was given, or the tactic depends on more than its model calls)", Diff: d}
+}
+
+// sameJSON reports whether a and b hold the same JSON value; empty is null.
+func sameJSON(a, b json.RawMessage) bool {
+	var va, vb any
+	if json.Unmarshal(orNull(a), &va) != nil || json.Unmarshal(orNull(b), &vb) != nil {
+		return bytes.Equal(a, b)
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
+func orNull(m json.RawMessage) []byte {
+	if len(bytes.TrimSpace(m)) == 0 {
+		return []byte("null")
+	}
+	return m
+}
+
+func indentJSON(m json.RawMessage) string {
+	var buf bytes.Buffer
+	if json.Indent(&buf, orNull(m), "", "  ") != nil {
+		return string(m) + "\n"
+	}
+	return buf.String() + "\n"
 }
