@@ -179,10 +179,12 @@ func (r *Runner) Run(ctx context.Context, task string) (*Result, error) {
 		res.Status, res.Error, res.Result = statusOf(ctx, err), err.Error(), nil
 		end.Status, end.Error, end.Result = res.Status, res.Error, nil
 	}
-	if ferr := w.Finish(end); ferr != nil {
+	ferr := w.Finish(end)
+	// What the run did and spent, even when its log could not hold it all.
+	res.Totals = w.Totals()
+	if ferr != nil {
 		return res, fmt.Errorf("finishing the run log: %w", ferr)
 	}
-	res.Totals = w.Totals()
 	return res, nil
 }
 
