@@ -993,3 +993,21 @@ func TestEdgeTornVersusCorrupt(t *testing.T) {
 	_, err := readErr(bad)
 	assertFormatError(t, err, 10, "corrupt record")
 }
+
+// A record copied twice is an error at the copy's line, not a record
+// read (and counted) twice.
+func TestEdgeDuplicatedRecord(t *testing.T) {
+	log := `{"seq":1,"ts":"2026-11-22T05:20:11Z","kind":"run_start","run_start":{"format":"lllm-go/run-log","version":"1.4","run_id":"r","tactic":"t"}}
+{"seq":2,"ts":"2026-11-22T05:20:11Z","kind":"tool_call","tool_call":{"agent":"a","call_id":"c","name":"echo"}}
+{"seq":2,"ts":"2026-11-22T05:20:11Z","kind":"tool_call","tool_call":{"agent":"a","call_id":"c","name":"echo"}}
+`
+	r := NewReader(strings.NewReader(log), "dup.jsonl")
+	var err error
+	for err == nil {
+		_, err = r.Next()
+	}
+	var fe *FormatError
+	if !errors.As(err, &fe) || fe.Line != 3 || !strings.Contains(fe.Msg, "duplicated") {
+		t.Fatalf("got %v, want a duplicated record at dup.jsonl:3", err)
+	}
+}

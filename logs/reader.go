@@ -48,6 +48,7 @@ type Reader struct {
 	line     int
 	start    *RunStart
 	minor    int
+	seq      int64 // of the last record read
 	skipped  map[Kind]bool
 	warnings []string
 	closer   io.Closer
@@ -174,6 +175,7 @@ func (r *Reader) next() (*Record, error) {
 			if err := r.checkStart(rec); err != nil {
 				return nil, err
 			}
+			r.seq = rec.Seq
 			return rec, nil
 		}
 		if !rec.Kind.known() {
@@ -192,6 +194,12 @@ func (r *Reader) next() (*Record, error) {
 		if !rec.hasPayload() {
 			return nil, r.errorf(r.line, fmt.Sprintf("%s record without its %q payload", rec.Kind, rec.Kind), nil)
 		}
+		if rec.Seq <= r.seq {
+			// The writer numbers records in file order: a record copied
+			// twice (or moved) would be read, and counted, twice.
+			return nil, r.errorf(r.line, fmt.Sprintf("record seq %d follows seq %d: a record is duplicated or out of order", rec.Seq, r.seq), nil)
+		}
+		r.seq = rec.Seq
 		return rec, nil
 	}
 }
