@@ -226,7 +226,7 @@ func read(ctx context.Context, r *logs.Reader, name string, opts Options, each f
 			return nil, err
 		}
 		if err := b.add(rec); err != nil {
-			return nil, &logs.FormatError{Name: name, Line: int(rec.Seq), Msg: "inconsistent dialog record", Err: err}
+			return nil, &logs.FormatError{Name: name, Line: r.Line(), Msg: "inconsistent dialog record", Err: err}
 		}
 		if each != nil {
 			each(b.t, rec)

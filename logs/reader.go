@@ -79,6 +79,10 @@ func (r *Reader) Close() error {
 	return r.closer.Close()
 }
 
+// Line returns the 1-based line of the file the last record returned by
+// Next was read from (0 before the first), for errors about that record.
+func (r *Reader) Line() int { return r.line }
+
 // Warnings returns what the reader skipped so far.
 func (r *Reader) Warnings() []string { return r.warnings }
 

@@ -103,7 +103,7 @@ func Load(ctx context.Context, run *logs.Run) (*Recording, error) {
 		}
 		if ev, ok := lr.Event(); ok {
 			if err := forest.Apply(ev); err != nil {
-				return nil, fmt.Errorf("replay: %s: record %d: %w", run.Path(), lr.Seq, err)
+				return nil, fmt.Errorf("replay: %s:%d: %w", run.Path(), r.Line(), err)
 			}
 			continue
 		}
@@ -141,7 +141,7 @@ func Load(ctx context.Context, run *logs.Run) (*Recording, error) {
 			}
 		}
 		if _, dup := rec.byPos[c.Position]; dup {
-			return nil, fmt.Errorf("replay: run %s records two model calls at %s; it cannot be replayed call by call", run.ID, where(c.Position))
+			return nil, fmt.Errorf("replay: %s:%d: run %s records two model calls at %s (the first at record %d); it cannot be replayed call by call", run.Path(), r.Line(), run.ID, where(c.Position), rec.byPos[c.Position].Seq)
 		}
 		rec.byPos[c.Position] = c
 		rec.calls = append(rec.calls, c)
