@@ -316,9 +316,9 @@ func (h *Handler) getMessages(w http.ResponseWriter, r *http.Request) {
 			}
 			b := buf[:wt.sp.n]
 			if _, err := f.ReadAt(b, wt.sp.off); err != nil {
-				m.Error = fmt.Sprintf("reading its record: %v", err)
+				m.Error = fmt.Sprintf("reading its record at byte %d of %s: %v", wt.sp.off, path, err)
 			} else if err := decodeMessage(b, &m); err != nil {
-				m.Error = fmt.Sprintf("its record is not valid JSON: %v", err)
+				m.Error = fmt.Sprintf("its record at byte %d of %s is not valid JSON: %v", wt.sp.off, path, err)
 			}
 			read += int(wt.sp.n)
 		}

@@ -359,6 +359,16 @@ func TestBrokenLogs(t *testing.T) {
 	if d.Messages != 1 || len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "line 3") {
 		t.Fatalf("corrupt run: %+v", d)
 	}
+	// A message record cut short (its head reads, its end does not) shows
+	// as an error naming the file and where the record starts.
+	start := `{"seq":1,"ts":"2030-01-01T00:00:00Z","kind":"run_start","run_start":{"format":"lllm-go/run-log","version":"1.1","run_id":"cut"}}` + "\n" +
+		`{"seq":2,"ts":"2030-01-01T00:00:00Z","kind":"dialog_open","dialog":"d1","dialog_open":{"id":"d1","owner":"a","split_point":0,"depth":0}}` + "\n"
+	write("cut", start+`{"seq":3,"ts":"2030-01-01T00:00:00Z","kind":"message","dialog":"d1","message":{"role":"user","content":"hi"}`+"\n")
+	var page struct{ Messages []messageJSON }
+	get(t, h, "/api/runs/cut/dialogs/d1/messages", 200, &page)
+	if len(page.Messages) != 1 || !strings.Contains(page.Messages[0].Error, fmt.Sprintf("at byte %d of %s", len(start), filepath.Join(root, "cut", logs.EventsFile))) {
+		t.Fatalf("cut message: %+v", page.Messages)
+	}
 }
 
 // A run still being written: the index follows the file as it grows, and
