@@ -3,6 +3,8 @@ package dialog
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -38,8 +40,9 @@ type Prompt struct {
 
 // CheckFormat reports whether reply, the JSON of a parsed reply, follows
 // the prompt's Format: nil when it does, or when the prompt has no format
-// (or was not built by [NewPrompt]); else a *ParseError saying where it
-// does not, for the model to read.
+// (or was not built by [NewPrompt]); else a *ParseError listing, for the
+// model to read and in a stable order, where it does not (at most 10
+// violations, such as "age: 11 is greater than the maximum 10").
 func (p *Prompt) CheckFormat(reply json.RawMessage) error {
 	if p == nil || p.format == nil {
 		return nil
@@ -49,9 +52,36 @@ func (p *Prompt) CheckFormat(reply json.RawMessage) error {
 		return &ParseError{Msg: "the reply is not valid JSON: " + err.Error(), Err: err}
 	}
 	if err := p.format.Validate(v); err != nil {
-		return &ParseError{Msg: "the reply does not follow the required JSON schema: " + err.Error(), Err: err}
+		return &ParseError{Msg: "the reply does not follow the required JSON schema: " + violationText(p.format, v, err), Err: err}
 	}
 	return nil
+}
+
+// violationText lists the ways v breaks rs, which failed it with err:
+// "a: ...; b: ...", with at most maxViolations of them. When they cannot
+// be worked out, it is err without the schema locations jsonschema-go
+// puts before the problem.
+func violationText(rs *jsonschema.Resolved, v any, err error) string {
+	vs := schemaViolations(rs, v)
+	if len(vs) == 0 {
+		msg := err.Error()
+		for {
+			rest, ok := strings.CutPrefix(msg, "validating ")
+			if !ok {
+				return msg
+			}
+			_, after, ok := strings.Cut(rest, ": ")
+			if !ok {
+				return msg
+			}
+			msg = after
+		}
+	}
+	if len(vs) > maxViolations {
+		more := len(vs) - maxViolations
+		vs = append(vs[:maxViolations:maxViolations], fmt.Sprintf("and %d more", more))
+	}
+	return strings.Join(vs, "; ")
 }
 
 // resolveFormat resolves a Format for CheckFormat.
