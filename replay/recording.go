@@ -23,6 +23,7 @@ import (
 	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/logs"
 	"github.com/lllm-go/lllm/runtime/provider"
+	"github.com/lllm-go/lllm/tactics"
 )
 
 // Position is where a model call sits in a tactic; see provider.CallInfo.
@@ -235,7 +236,7 @@ func (r *Recording) take(pos Position) (*Call, bool) {
 }
 
 func where(p Position) string {
-	s := fmt.Sprintf("agent %s, dialog %q, call %d", p.Agent, p.Dialog, p.Turn)
+	s := fmt.Sprintf("%s, dialog %q, call %d", tactics.AgentLabel(p.Agent), p.Dialog, p.Turn)
 	if p.Attempt > 1 {
 		s += fmt.Sprintf(" (attempt %d)", p.Attempt)
 	}

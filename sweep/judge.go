@@ -70,15 +70,15 @@ func newJudge(params map[string]any, env Env) (Scorer, error) {
 		return nil, fmt.Errorf("scorer judge: %s: %w", cfg.Path, err)
 	}
 	if ac.ModelName == "" {
-		return nil, fmt.Errorf("scorer judge: %s: agent %s has no model_name", cfg.Path, name)
+		return nil, fmt.Errorf("scorer judge: %s: %s has no model_name", cfg.Path, tactics.AgentLabel(name))
 	}
 	if ac.SystemPromptPath != "" && ac.SystemPrompt == "" {
-		return nil, fmt.Errorf("scorer judge: %s: agent %s: give the judge a system_prompt (system_prompt_path is not supported here)", cfg.Path, name)
+		return nil, fmt.Errorf("scorer judge: %s: %s: give the judge a system_prompt (system_prompt_path is not supported here)", cfg.Path, tactics.AgentLabel(name))
 	}
 	var params2 provider.Params
 	if b, err := json.Marshal(ac.ModelArgs); err == nil {
 		if err := json.Unmarshal(b, &params2); err != nil {
-			return nil, fmt.Errorf("scorer judge: %s: agent %s: model_args: %w", cfg.Path, name, err)
+			return nil, fmt.Errorf("scorer judge: %s: %s: model_args: %w", cfg.Path, tactics.AgentLabel(name), err)
 		}
 	}
 	pcfg, err := tactics.ProviderConfig(cfg)

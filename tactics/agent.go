@@ -71,6 +71,15 @@ func DefaultLimits() Limits {
 	}
 }
 
+// AgentLabel is how a message names the agent called name: "agent solver",
+// or "agent (unnamed)" for an Agent built without a Name.
+func AgentLabel(name string) string {
+	if name == "" {
+		return "agent (unnamed)"
+	}
+	return "agent " + name
+}
+
 // Agent is a model with a system prompt, talking through aliased dialogs.
 // Build one as a struct literal; an Agent must not be copied after first
 // use. Its methods are safe for concurrent use, though one goroutine per
@@ -164,7 +173,7 @@ func (a *Agent) Open(alias string, args map[string]any) error {
 		// Before the dialog exists: a prompt that cannot be rendered
 		// leaves no empty dialog in the log.
 		if _, err := a.System.Render(args); err != nil {
-			return fmt.Errorf("agent %s: system prompt: %w", a.Name, err)
+			return fmt.Errorf("%s: system prompt: %w", AgentLabel(a.Name), err)
 		}
 	}
 	opts := []dialog.Option{dialog.WithAlias(alias)}
@@ -173,11 +182,11 @@ func (a *Agent) Open(alias string, args map[string]any) error {
 	}
 	d, err := dialog.New(a.Name, opts...)
 	if err != nil {
-		return fmt.Errorf("agent %s: %w", a.Name, err)
+		return fmt.Errorf("%s: %w", AgentLabel(a.Name), err)
 	}
 	if a.System != nil {
 		if _, err := d.PutPrompt(a.System, args, dialog.AsRole(dialog.RoleSystem), dialog.From("system")); err != nil {
-			return fmt.Errorf("agent %s: system prompt: %w", a.Name, err)
+			return fmt.Errorf("%s: system prompt: %w", AgentLabel(a.Name), err)
 		}
 	}
 	if a.dialogs == nil {
@@ -201,7 +210,7 @@ func (a *Agent) Fork(alias, child string, lastN, firstK int, switchTo bool) erro
 	}
 	c, err := d.Fork(lastN, firstK, dialog.WithAlias(child))
 	if err != nil {
-		return fmt.Errorf("agent %s: %w", a.Name, err)
+		return fmt.Errorf("%s: %w", AgentLabel(a.Name), err)
 	}
 	a.dialogs[child] = c
 	if switchTo {
@@ -217,12 +226,12 @@ func (a *Agent) Fork(alias, child string, lastN, firstK int, switchTo bool) erro
 func (a *Agent) checkAlias(alias string) error {
 	switch {
 	case alias == "":
-		return fmt.Errorf("agent %s: a dialog needs a non-empty alias", a.Name)
+		return fmt.Errorf("%s: a dialog needs a non-empty alias", AgentLabel(a.Name))
 	case strings.Contains(alias, "#"):
-		return fmt.Errorf("agent %s: dialog alias %q has '#', which is reserved for the working copies of Respond (main#1, main#2, ...): choose an alias without it", a.Name, alias)
+		return fmt.Errorf("%s: dialog alias %q has '#', which is reserved for the working copies of Respond (main#1, main#2, ...): choose an alias without it", AgentLabel(a.Name), alias)
 	}
 	if _, dup := a.dialogs[alias]; dup {
-		return fmt.Errorf("agent %s: dialog %q is already open", a.Name, alias)
+		return fmt.Errorf("%s: dialog %q is already open", AgentLabel(a.Name), alias)
 	}
 	return nil
 }
@@ -263,7 +272,7 @@ func (a *Agent) lookup(alias string) (*dialog.Dialog, error) {
 	if alias == "" {
 		alias = a.current
 		if alias == "" {
-			return nil, fmt.Errorf("agent %s: no current dialog: Open one first", a.Name)
+			return nil, fmt.Errorf("%s: no current dialog: Open one first", AgentLabel(a.Name))
 		}
 	}
 	d, ok := a.dialogs[alias]
@@ -273,7 +282,7 @@ func (a *Agent) lookup(alias string) (*dialog.Dialog, error) {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		return nil, fmt.Errorf("agent %s: no dialog %q (open: %s)", a.Name, alias, strings.Join(names, ", "))
+		return nil, fmt.Errorf("%s: no dialog %q (open: %s)", AgentLabel(a.Name), alias, strings.Join(names, ", "))
 	}
 	return d, nil
 }
@@ -287,7 +296,7 @@ func (a *Agent) Receive(text string, opts ...dialog.PutOption) error {
 		return err
 	}
 	if _, err := d.PutText(text, opts...); err != nil {
-		return fmt.Errorf("agent %s: %w", a.Name, err)
+		return fmt.Errorf("%s: %w", AgentLabel(a.Name), err)
 	}
 	return nil
 }
@@ -300,7 +309,7 @@ func (a *Agent) ReceivePrompt(p *dialog.Prompt, args map[string]any, opts ...dia
 		return err
 	}
 	if _, err := d.PutPrompt(p, args, opts...); err != nil {
-		return fmt.Errorf("agent %s: %w", a.Name, err)
+		return fmt.Errorf("%s: %w", AgentLabel(a.Name), err)
 	}
 	return nil
 }
@@ -312,7 +321,7 @@ func (a *Agent) ReceiveImage(src dialog.ImageSource, caption string, opts ...dia
 		return err
 	}
 	if _, err := d.PutImage(src, caption, opts...); err != nil {
-		return fmt.Errorf("agent %s: %w", a.Name, err)
+		return fmt.Errorf("%s: %w", AgentLabel(a.Name), err)
 	}
 	return nil
 }
@@ -360,10 +369,10 @@ func (a *Agent) Respond(ctx context.Context) (*dialog.Message, *CallSession, err
 // that goroutines answering different dialogs of one agent need no Switch.
 func (a *Agent) RespondTo(ctx context.Context, alias string) (*dialog.Message, *CallSession, error) {
 	if ctx == nil {
-		return nil, nil, fmt.Errorf("agent %s: nil context: pass the tactic's ctx or context.Background()", a.Name)
+		return nil, nil, fmt.Errorf("%s: nil context: pass the tactic's ctx or context.Background()", AgentLabel(a.Name))
 	}
 	if a.Model == nil {
-		return nil, nil, fmt.Errorf("agent %s has no model: set Agent.Model (provider.Open)", a.Name)
+		return nil, nil, fmt.Errorf("%s has no model: set Agent.Model (provider.Open)", AgentLabel(a.Name))
 	}
 	canon, err := a.Dialog(alias)
 	if err != nil {
@@ -374,7 +383,7 @@ func (a *Agent) RespondTo(ctx context.Context, alias string) (*dialog.Message, *
 	a.mu.Lock()
 	if a.answering[canon.ID()] {
 		a.mu.Unlock()
-		return nil, nil, fmt.Errorf("agent %s: dialog %q is already being answered: a Respond on it has not returned (to sample it several times at once, Fork it and answer each fork)", a.Name, canon.Alias())
+		return nil, nil, fmt.Errorf("%s: dialog %q is already being answered: a Respond on it has not returned (to sample it several times at once, Fork it and answer each fork)", AgentLabel(a.Name), canon.Alias())
 	}
 	if a.answering == nil {
 		a.answering = map[string]bool{}
@@ -400,7 +409,7 @@ func (a *Agent) RespondTo(ctx context.Context, alias string) (*dialog.Message, *
 		a.onCall(s)
 	}
 	if err != nil {
-		return nil, s, fmt.Errorf("agent %s: %w", a.Name, err)
+		return nil, s, fmt.Errorf("%s: %w", AgentLabel(a.Name), err)
 	}
 	return reply, s, nil
 }

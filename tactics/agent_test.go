@@ -453,3 +453,32 @@ func TestCallPositions(t *testing.T) {
 		t.Fatalf("logged positions:\n got %v\nwant %v", logged, want)
 	}
 }
+
+// An agent built without a name is named "agent (unnamed)" in its errors,
+// not "agent " and a gap.
+func TestUnnamedAgentErrors(t *testing.T) {
+	if got := AgentLabel("solver"); got != "agent solver" {
+		t.Errorf("AgentLabel(solver) = %q", got)
+	}
+	a := &Agent{}
+	check := func(what string, err error) {
+		t.Helper()
+		if err == nil || !strings.HasPrefix(err.Error(), "agent (unnamed)") || strings.Contains(err.Error(), "agent  ") {
+			t.Errorf("%s: %v, want an error naming the agent (unnamed)", what, err)
+		}
+	}
+	_, _, err := a.Respond(t.Context())
+	check("Respond without a model", err)
+	a.Model = &script{}
+	_, _, err = a.Respond(t.Context())
+	check("Respond without a dialog", err)
+	check("Open with no alias", a.Open("", nil))
+	check("Open with '#'", a.Open("a#1", nil))
+	check("Switch to a dialog never opened", a.Switch("nope"))
+	if err := a.Open("main", nil); err != nil {
+		t.Fatal(err)
+	}
+	check("Open twice", a.Open("main", nil))
+	_, _, err = a.Respond(t.Context()) // the script has no reply
+	check("Respond failing", err)
+}

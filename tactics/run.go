@@ -369,7 +369,7 @@ func agentSpecs(ctx context.Context, cfg *config.Config, opts RunOptions, ps *pr
 			}
 			same[key] = len(errs)
 			alike[len(errs)] = []string{ac.Name}
-			errs = append(errs, problem("agent "+ac.Name))
+			errs = append(errs, problem(AgentLabel(ac.Name)))
 		}
 	}
 	if len(errs) > 0 {

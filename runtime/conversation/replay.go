@@ -96,14 +96,14 @@ func (t *servedRun) Call(ctx context.Context, s *tactics.Session, task string) (
 		return nil, err
 	}
 	if t.p.ContextManager != "" && a.Context == nil {
-		return nil, fmt.Errorf("run %s: the agent %s ran with the context manager %s, whose settings its log does not hold (an agent built without AgentSpec.ContextConfig): set agent_configs.%s.context_manager to replay it",
-			rec.Run.ID, a.Name, t.p.ContextManager, a.Name)
+		return nil, fmt.Errorf("run %s: the %s ran with the context manager %s, whose settings its log does not hold (an agent built without AgentSpec.ContextConfig): set agent_configs.%s.context_manager to replay it",
+			rec.Run.ID, tactics.AgentLabel(a.Name), t.p.ContextManager, a.Name)
 	}
 	a.Limits.MaxRetries = t.p.MaxRetries
 	if t.tactic == CompactTactic {
 		// The recorded template, under the summary prompt's path.
 		if a.System, err = dialog.NewPrompt(summaryPath, a.System.Template); err != nil {
-			return nil, fmt.Errorf("agent %s: %w", a.Name, err)
+			return nil, fmt.Errorf("%s: %w", tactics.AgentLabel(a.Name), err)
 		}
 		a.Limits = textOnly(a.Limits)
 		return summarizeWithAgent(ctx, a, history)
@@ -120,7 +120,7 @@ func (t *servedRun) Call(ctx context.Context, s *tactics.Session, task string) (
 			return nil, err
 		}
 		if a.System, err = withTools(a.System, recall, ask); err != nil {
-			return nil, fmt.Errorf("agent %s: %w", a.Name, err)
+			return nil, fmt.Errorf("%s: %w", tactics.AgentLabel(a.Name), err)
 		}
 	}
 	reply, err := answerWithAgent(ctx, a, t.p.Sender, t.p.CWD, history)
@@ -136,11 +136,11 @@ func (t *servedRun) Call(ctx context.Context, s *tactics.Session, task string) (
 func (t *servedRun) history(rec *replay.Recording) ([]dialog.Message, error) {
 	d := rec.Dialog(t.p.Answering, t.alias())
 	if d == nil {
-		return nil, fmt.Errorf("run %s: its log has no dialog %q of the agent %s, which the %s run started from", rec.Run.ID, t.alias(), t.p.Answering, t.tactic)
+		return nil, fmt.Errorf("run %s: its log has no dialog %q of the %s, which the %s run started from", rec.Run.ID, t.alias(), tactics.AgentLabel(t.p.Answering), t.tactic)
 	}
 	msgs := d.Messages()
 	if len(msgs) < 1+t.p.History {
-		return nil, fmt.Errorf("run %s: the dialog %q of the agent %s holds %d messages after its system prompt, fewer than params.history (%d)", rec.Run.ID, t.alias(), t.p.Answering, len(msgs)-1, t.p.History)
+		return nil, fmt.Errorf("run %s: the dialog %q of the %s holds %d messages after its system prompt, fewer than params.history (%d)", rec.Run.ID, t.alias(), tactics.AgentLabel(t.p.Answering), len(msgs)-1, t.p.History)
 	}
 	out := make([]dialog.Message, t.p.History)
 	for i, m := range msgs[1 : 1+t.p.History] {

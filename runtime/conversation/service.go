@@ -151,14 +151,14 @@ func NewService(store *Store, agents []*AgentSpec, opts ServiceOptions) (*Servic
 			return nil, fmt.Errorf("conversation: %w", err)
 		}
 		if s.agents[sp.Name] != nil {
-			return nil, fmt.Errorf("conversation: agent %s is defined twice", sp.Name)
+			return nil, fmt.Errorf("conversation: %s is defined twice", tactics.AgentLabel(sp.Name))
 		}
 		if sp.Model == nil || sp.System == nil {
-			return nil, fmt.Errorf("conversation: agent %s needs a model and a system prompt", sp.Name)
+			return nil, fmt.Errorf("conversation: %s needs a model and a system prompt", tactics.AgentLabel(sp.Name))
 		}
 		e := &agentEntry{spec: sp, guest: sp.System.WithoutTools()}
 		if e.primary, err = withTools(sp.System, s.recall, s.ask); err != nil {
-			return nil, fmt.Errorf("conversation: agent %s: %w", sp.Name, err)
+			return nil, fmt.Errorf("conversation: %s: %w", tactics.AgentLabel(sp.Name), err)
 		}
 		s.agents[sp.Name] = e
 		s.order = append(s.order, sp.Name)
@@ -166,7 +166,7 @@ func NewService(store *Store, agents []*AgentSpec, opts ServiceOptions) (*Servic
 	for _, sp := range agents {
 		for _, g := range sp.Guests {
 			if s.agents[g] == nil {
-				return nil, fmt.Errorf("conversation: agent %s admits guest %q, which is not an agent (agents: %s)", sp.Name, g, strings.Join(s.order, ", "))
+				return nil, fmt.Errorf("conversation: %s admits guest %q, which is not an agent (agents: %s)", tactics.AgentLabel(sp.Name), g, strings.Join(s.order, ", "))
 			}
 		}
 	}

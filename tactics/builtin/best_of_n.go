@@ -67,7 +67,7 @@ func (t bestOfN) Call(ctx context.Context, s *tactics.Session, task string) (any
 	// it can, so that a system prompt with a variable fails before any cost.
 	if judge.System != nil {
 		if _, err := judge.System.Render(nil); err != nil {
-			return nil, fmt.Errorf("agent %s: system prompt: %w", judge.Name, err)
+			return nil, fmt.Errorf("%s: system prompt: %w", tactics.AgentLabel(judge.Name), err)
 		}
 	}
 	if err := solver.Open("main", nil); err != nil {

@@ -116,7 +116,7 @@ func (t debate) Call(ctx context.Context, s *tactics.Session, task string) (any,
 	}
 	verdict, ok := lastTag(v, "verdict")
 	if !ok {
-		return nil, fmt.Errorf("agent %s gave no <verdict>", judge.Name)
+		return nil, fmt.Errorf("%s gave no <verdict>", tactics.AgentLabel(judge.Name))
 	}
 	res.Verdict, res.Reasoning = verdict, v.Text()
 	return res, nil

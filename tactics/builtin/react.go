@@ -94,7 +94,7 @@ func (t *react) Call(ctx context.Context, s *tactics.Session, task string) (any,
 	}
 	answer, ok := lastTag(reply, "answer")
 	if !ok {
-		return nil, fmt.Errorf("agent %s gave no <answer>", a.Name)
+		return nil, fmt.Errorf("%s gave no <answer>", tactics.AgentLabel(a.Name))
 	}
 	return ReactResult{Answer: answer, ToolCalls: len(call.ToolCalls)}, nil
 }

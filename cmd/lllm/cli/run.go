@@ -501,7 +501,7 @@ func retryNotice(w io.Writer) func(tactics.Retry) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(w, "lllm: agent %s: attempt %d failed: %s; trying %s (%d %s left)\n",
-			r.Agent, r.Attempt, oneLine(r.Err.Error()), again, r.Left, tries)
+		fmt.Fprintf(w, "lllm: %s: attempt %d failed: %s; trying %s (%d %s left)\n",
+			tactics.AgentLabel(r.Agent), r.Attempt, oneLine(r.Err.Error()), again, r.Left, tries)
 	}
 }
