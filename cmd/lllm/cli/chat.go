@@ -24,14 +24,13 @@ import (
 )
 
 type chatOptions struct {
-	*options
 	sender, guest, addr, tokenEnv string
 	format                        *enumValue
 	noHistory                     bool
 }
 
-func newChatCmd(opts *options) *cobra.Command {
-	o := &chatOptions{options: opts, format: newEnum("text", "text", "json")}
+func newChatCmd() *cobra.Command {
+	o := &chatOptions{format: newEnum("text", "text", "json")}
 	cmd := &cobra.Command{
 		Use:   "chat AGENT",
 		Short: "Talk with an agent of a running lllm serve",
@@ -60,7 +59,7 @@ leaves; Ctrl-C while a reply streams interrupts the chat (exit status 1).
 The lines typed are kept, for each agent, in lllm/chat_histories/AGENT.history
 under the user cache directory (~/.cache on Linux), readable by you only;
 --no-history keeps nothing. Piped input is read as it is, with no prompt
-and no history.`,
+and no history. The run logs of the turns are the server's (see lllm serve).`,
 		Example: `  lllm chat assistant --sender alice
 
   # Every reply from the guest critic, on another server
@@ -91,6 +90,7 @@ and no history.`,
 	fs.StringVar(&o.tokenEnv, "token-env", "", "send the bearer token read from the environment variable `NAME`")
 	fs.BoolVar(&o.noHistory, "no-history", false, "at a terminal, keep no history file of the lines typed")
 	addFormatFlag(cmd, "output", o.format)
+	noLogDir(cmd, "the server writes the run logs of the turns (lllm serve --log-dir DIR)")
 	return cmd
 }
 

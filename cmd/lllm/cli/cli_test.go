@@ -719,6 +719,26 @@ func TestVersionAndHelp(t *testing.T) {
 	}
 }
 
+// chat and version read and write no run logs: their help shows no
+// --log-dir, and giving one is a usage error saying why, not a flag
+// silently ignored.
+func TestNoLogDirWhereUnused(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		why  string
+	}{
+		{[]string{"chat", "assistant"}, "lllm serve --log-dir"},
+		{[]string{"version"}, "reads no runs"},
+	} {
+		r := lllm(t, append(c.args[:1:1], "--help")...)
+		if r.code != 0 || strings.Contains(r.stdout, "--log-dir") {
+			t.Errorf("%s --help shows --log-dir:\n%v", c.args[0], r)
+		}
+		wantError(t, lllm(t, append(c.args, "--log-dir", t.TempDir())...), ExitUsage, c.args[0]+" takes no --log-dir", c.why)
+		wantError(t, lllm(t, append([]string{"--log-dir=" + t.TempDir()}, c.args...)...), ExitUsage, c.args[0]+" takes no --log-dir")
+	}
+}
+
 func TestEveryCommandDocumented(t *testing.T) {
 	var check func(c *cobra.Command)
 	n := 0

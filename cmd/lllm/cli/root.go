@@ -215,7 +215,7 @@ unique prefix or suffix of one, or "latest".`,
 		newDiffCmd(opts),
 		newExportCmd(opts),
 		newServeCmd(opts),
-		newChatCmd(opts),
+		newChatCmd(),
 		newSweepCmd(opts),
 		newViewCmd(opts),
 		newVersionCmd(),
@@ -323,6 +323,20 @@ func noArgs(cmd *cobra.Command, args []string) error {
 		return usageErrorf(cmd, "%s takes no arguments, got %q", cmd.Name(), args[0])
 	}
 	return nil
+}
+
+// noLogDir takes --log-dir away from cmd, which reads and writes no run
+// logs: its help does not show the flag, and giving it is a usage error
+// that says why (why, such as "the server writes the logs of the turns").
+func noLogDir(cmd *cobra.Command, why string) {
+	cmd.Flags().String("log-dir", "", "") // hides the root's persistent flag
+	_ = cmd.Flags().MarkHidden("log-dir")
+	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
+		if cmd.Flags().Changed("log-dir") {
+			return usageErrorf(cmd, "%s takes no --log-dir: %s", cmd.Name(), why)
+		}
+		return nil
+	}
 }
 
 // logDirHint is the --log-dir flag to repeat in a suggested command, if

@@ -43,6 +43,7 @@ recorded them.`,
 		},
 	}
 	addFormatFlag(cmd, "output", format)
+	noLogDir(cmd, "it reads no runs")
 	return cmd
 }
 
