@@ -566,3 +566,25 @@ func TestLoopTokenizesEachMessageOnce(t *testing.T) {
 		t.Errorf("the recounting baseline did %d tokens of work for a dialog of %d; is noMemo honoured?", work, own)
 	}
 }
+
+// Every error of New is a *ConfigError: the type it is about, if known,
+// and the problem, for a caller that says "context manager" itself.
+func TestNewConfigError(t *testing.T) {
+	Register("test:refuses", func(cfg map[string]any) (Manager, error) { return nil, errors.New("bad setting") })
+	t.Cleanup(func() { factories.Delete("test:refuses") })
+	for _, tt := range []struct {
+		cfg        map[string]any
+		typ, error string
+	}{
+		{map[string]any{"type": "test:refuses"}, "test:refuses", "contextmgr: test:refuses: bad setting"},
+		{map[string]any{"type": "window", "n": 0}, "window", "contextmgr: window: n must be at least 1, got 0"},
+		{map[string]any{"type": 7}, "", "contextmgr: type must be a string, got int 7"},
+		{map[string]any{"type": "windwo"}, "", `contextmgr: unknown context manager type "windwo"`},
+	} {
+		_, err := New(tt.cfg)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Type != tt.typ || !strings.HasPrefix(err.Error(), tt.error) {
+			t.Errorf("New(%v) = %v, want a *ConfigError of type %q reading %q", tt.cfg, err, tt.typ, tt.error)
+		}
+	}
+}

@@ -18,6 +18,24 @@ type Factory func(cfg map[string]any) (Manager, error)
 // under.
 var ErrUnknownType = errors.New("unknown context manager type")
 
+// A ConfigError is a configuration [New] builds no manager from: a type
+// that is not a string or not registered (Type is then ""), or one the
+// factory of Type refused. It reads "contextmgr: TYPE: problem".
+type ConfigError struct {
+	Type string // the registered name of the manager type
+	Err  error  // the problem
+}
+
+func (e *ConfigError) Error() string {
+	if e.Type == "" {
+		return "contextmgr: " + e.Err.Error()
+	}
+	return "contextmgr: " + e.Type + ": " + e.Err.Error()
+}
+
+// Unwrap returns the problem.
+func (e *ConfigError) Unwrap() error { return e.Err }
+
 var factories = registry.New[Factory]("context manager type", "context manager types", ErrUnknownType)
 
 // Register makes a context manager available to [New] under name, a path
@@ -46,7 +64,7 @@ func Names() []string { return factories.Names() }
 // A type is looked up as registered, then in lower case. An unknown type
 // is an error wrapping [ErrUnknownType] that lists the registered names
 // and suggests the closest one. The built-in managers
-// reject keys they do not know.
+// reject keys they do not know. Every error is a *[ConfigError].
 func New(cfg map[string]any) (Manager, error) {
 	if cfg == nil {
 		return nullManager{}, nil
@@ -59,7 +77,7 @@ func New(cfg map[string]any) (Manager, error) {
 		case string:
 			name = strings.TrimSpace(v)
 		default:
-			return nil, fmt.Errorf("contextmgr: type must be a string, got %T %v", v, v)
+			return nil, &ConfigError{Err: fmt.Errorf("type must be a string, got %T %v", v, v)}
 		}
 	}
 	if strings.EqualFold(name, "null") {
@@ -73,12 +91,12 @@ func New(cfg map[string]any) (Manager, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("contextmgr: %w", err)
+		return nil, &ConfigError{Err: err}
 	}
 	name = found
 	m, err := f(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("contextmgr: %s: %w", name, err)
+		return nil, &ConfigError{Type: name, Err: err}
 	}
 	return m, nil
 }

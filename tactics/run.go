@@ -521,7 +521,7 @@ func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prom
 		sleep: opts.Sleep, retry: opts.Retrying}
 	if cmCfg != nil {
 		if sp.cm, err = contextmgr.New(cmCfg); err != nil {
-			errs = append(errs, &settingError{[]string{"context_manager"}, err})
+			errs = append(errs, &settingError{[]string{"context_manager"}, managerProblem(err)})
 		}
 		sp.cmName = fmt.Sprint(cmCfg["type"])
 		if cmCfg["type"] == nil {
@@ -545,6 +545,20 @@ type settingError struct {
 func (e *settingError) Error() string { return e.path[0] + ": " + e.err.Error() }
 
 func (e *settingError) Unwrap() error { return e.err }
+
+// managerProblem is an error of contextmgr.New told under the
+// context_manager key, which already says what it is about: "window: n
+// must be an integer", not "contextmgr: window: n must be an integer".
+func managerProblem(err error) error {
+	var ce *contextmgr.ConfigError
+	switch {
+	case !errors.As(err, &ce):
+		return err
+	case ce.Type == "":
+		return ce.Err
+	}
+	return fmt.Errorf("%s: %w", ce.Type, ce.Err)
+}
 
 // paramsOf reads model_args into Params; an unknown key or a value of the
 // wrong type is a *settingError.

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lllm-go/lllm/contextmgr"
 	"github.com/lllm-go/lllm/logs"
 	"github.com/lllm-go/lllm/runtime/config"
 	"github.com/lllm-go/lllm/runtime/provider"
@@ -180,5 +181,44 @@ agent_configs:
 	var ce *tactics.ConfigError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "agents solver, judge: ") || strings.Count(err.Error(), "no API key") != 1 {
 		t.Fatalf("err = %v, want one problem naming both agents", err)
+	}
+}
+
+type failingManager struct{}
+
+func (failingManager) Fit(context.Context, contextmgr.Input) (contextmgr.Result, error) {
+	return contextmgr.Result{}, errors.New("out of room")
+}
+
+func init() {
+	contextmgr.Register("lab:refuses", func(map[string]any) (contextmgr.Manager, error) { return nil, errors.New("keep must be positive") })
+	contextmgr.Register("lab:fails", func(map[string]any) (contextmgr.Manager, error) { return failingManager{}, nil })
+}
+
+// A custom context manager's error says once that it is the context
+// manager's, and names it once: whether its factory refuses the config
+// or its Fit fails in a run.
+func TestCustomContextManagerErrors(t *testing.T) {
+	run := func(typ string) (*tactics.Result, error) {
+		cfg, err := config.Parse("cm.yaml", []byte(`
+tactic_type: chat
+global: {model_name: mock/demo, context_manager: {type: `+typ+`}}
+agent_configs:
+  - {name: assistant, system_prompt: You answer.}
+mock:
+  replies: [{text: fine}]
+`), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tactics.Run(t.Context(), cfg, "hi", tactics.RunOptions{LogDir: t.TempDir()})
+	}
+	_, err := run("lab:refuses")
+	if err == nil || !strings.HasSuffix(err.Error(), "agent assistant: context_manager: lab:refuses: keep must be positive") || strings.Contains(err.Error(), "contextmgr") {
+		t.Errorf("a factory's error: %v", err)
+	}
+	res, err := run("lab:fails")
+	if err != nil || res.Error != "agent assistant: context manager lab:fails: out of room" {
+		t.Errorf("a Fit error: %v, %+v", err, res)
 	}
 }

@@ -73,7 +73,7 @@ agent_configs:
 		`chat.yaml:2:16: tactic best_of_n: unknown param "foo" (accepted: n)`,
 		`chat.yaml:5:33: agents solver, judge: model_args: unknown key "max_tokns" (did you mean "max_tokens"?)`,
 		`chat.yaml:5:16: agents solver, judge: model_args: unknown key "temprature" (did you mean "temperature"?)`,
-		`agents solver, judge: context_manager: contextmgr: unknown context manager type "windw" (did you mean "window"?)`,
+		`agents solver, judge: context_manager: unknown context manager type "windw" (did you mean "window"?)`,
 		"4 problems",
 	} {
 		if strings.Count(r.stdout+r.stderr, want) != 1 {
