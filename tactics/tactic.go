@@ -50,11 +50,26 @@ func Register(name string, f Factory) {
 	factories.MustRegister(name, f)
 }
 
-// Names lists the registered tactics, sorted.
+// RegisterReplayOnly is [Register] for a tactic that only a replay runs:
+// one that redoes, from its run log, work another program recorded, such
+// as a turn of lllm serve. New builds it as any other, but the error for
+// an unknown tactic neither lists nor suggests it, since no config a run
+// starts from can use it.
+func RegisterReplayOnly(name string, f Factory) {
+	if f == nil {
+		panic("tactics: Register " + name + " with a nil factory")
+	}
+	if err := factories.RegisterUnlisted(name, f); err != nil {
+		panic(err)
+	}
+}
+
+// Names lists the registered tactics, sorted, replay-only ones included.
 func Names() []string { return factories.Names() }
 
 // New builds the registered tactic name with params. An unknown name is an
-// error listing the registered ones, with a suggestion when one is close.
+// error listing the registered ones that a run can use (not the
+// replay-only ones), with a suggestion when one is close.
 func New(name string, params map[string]any) (Tactic, error) {
 	f, full, err := factories.Lookup(name)
 	if err != nil {

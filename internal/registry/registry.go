@@ -26,8 +26,9 @@ type Registry[T any] struct {
 	kind, plural string
 	sentinel     error
 
-	mu sync.RWMutex
-	m  map[string]T
+	mu       sync.RWMutex
+	m        map[string]T
+	unlisted map[string]bool // names NotFoundErrors neither list nor suggest
 }
 
 // New returns an empty registry of things called kind (plural: plural).
@@ -80,6 +81,22 @@ func (r *Registry[T]) Register(name string, v T) error {
 	return nil
 }
 
+// RegisterUnlisted is Register for a name that Lookup finds but that a
+// NotFoundError neither lists nor suggests: a part only some callers may
+// use, such as a tactic that only a replay runs.
+func (r *Registry[T]) RegisterUnlisted(name string, v T) error {
+	if err := r.Register(name, v); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.unlisted == nil {
+		r.unlisted = map[string]bool{}
+	}
+	r.unlisted[name] = true
+	return nil
+}
+
 // MustRegister is Register for init code: it panics on an error, which is
 // a programming mistake, as database/sql.Register does.
 func (r *Registry[T]) MustRegister(name string, v T) {
@@ -103,10 +120,11 @@ func (r *Registry[T]) Set(name string, v T) error {
 func (r *Registry[T]) Delete(name string) {
 	r.mu.Lock()
 	delete(r.m, name)
+	delete(r.unlisted, name)
 	r.mu.Unlock()
 }
 
-// Names lists the registered names, sorted.
+// Names lists the registered names, sorted, unlisted ones included.
 func (r *Registry[T]) Names() []string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -146,7 +164,9 @@ func (r *Registry[T]) Lookup(name string) (T, string, error) {
 	}
 	known := make([]string, 0, len(r.m))
 	for n := range r.m {
-		known = append(known, n)
+		if !r.unlisted[n] {
+			known = append(known, n)
+		}
 	}
 	slices.Sort(known)
 	e := &NotFoundError{Kind: r.kind, Plural: r.plural, Name: name, Known: known, sentinel: r.sentinel}

@@ -57,6 +57,34 @@ func TestLookup(t *testing.T) {
 	}
 }
 
+// An unlisted name is found, but an unknown name's error neither lists
+// nor suggests it.
+func TestUnlisted(t *testing.T) {
+	r := New[int]("tactic", "tactics", nil)
+	r.MustRegister("chat", 1)
+	if err := r.RegisterUnlisted("conversation", 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RegisterUnlisted("chat", 3); err == nil {
+		t.Error("RegisterUnlisted took a name already registered")
+	}
+	if v, full, err := r.Lookup("conversation"); err != nil || v != 2 || full != "conversation" {
+		t.Errorf("Lookup(conversation) = %d, %q, %v", v, full, err)
+	}
+	_, _, err := r.Lookup("conversatio")
+	if err == nil || err.Error() != `unknown tactic "conversatio"; registered tactics: chat` {
+		t.Errorf("Lookup(conversatio) = %v, want chat alone listed and nothing suggested", err)
+	}
+	if names := r.Names(); strings.Join(names, ",") != "chat,conversation" {
+		t.Errorf("Names() = %v, want every name", names)
+	}
+	r.Delete("conversation")
+	r.MustRegister("conversation", 4)
+	if _, _, err := r.Lookup("x"); err == nil || !strings.HasSuffix(err.Error(), "registered tactics: chat, conversation") {
+		t.Errorf("a name deleted and registered again stays unlisted: %v", err)
+	}
+}
+
 func TestRegister(t *testing.T) {
 	r := New[int]("tool", "tools", nil)
 	for _, bad := range []string{"", ":x", "lab:", "a b", "a:b:c", "tab\tname"} {

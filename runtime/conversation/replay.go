@@ -23,8 +23,8 @@ import (
 // served from the log's tool calls: no one is asked again, and the
 // archives as they are now do not matter.
 func init() {
-	tactics.Register(RunTactic, func(params map[string]any) (tactics.Tactic, error) { return newServedRun(RunTactic, params) })
-	tactics.Register(CompactTactic, func(params map[string]any) (tactics.Tactic, error) { return newServedRun(CompactTactic, params) })
+	tactics.RegisterReplayOnly(RunTactic, func(params map[string]any) (tactics.Tactic, error) { return newServedRun(RunTactic, params) })
+	tactics.RegisterReplayOnly(CompactTactic, func(params map[string]any) (tactics.Tactic, error) { return newServedRun(CompactTactic, params) })
 }
 
 // The conversation tools a primary agent gets, as a model sees them.

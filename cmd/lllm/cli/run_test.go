@@ -248,6 +248,17 @@ func TestRunUsageAndConfigErrors(t *testing.T) {
 			}
 		})
 	}
+	// The tactics of lllm serve's run logs are lllm replay's alone: an
+	// unknown tactic's error neither lists nor suggests them.
+	for _, typ := range []string{"chta", "conversatio"} {
+		r := lllm(t, "run", cfg, "--task", "x", "--log-dir", logDir, "--set", "tactic_type="+typ)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, `registered tactics: best_of_n, chat, `) {
+			t.Errorf("unknown tactic %q: want exit 2 listing the tactics:\n%v", typ, r)
+		}
+		if strings.Contains(r.stderr, "conversation") {
+			t.Errorf("the unknown tactic %q lists or suggests a served tactic:\n%v", typ, r)
+		}
+	}
 	missing := lllm(t, "run", filepath.Join(t.TempDir(), "nope.yaml"), "--task", "x")
 	if missing.code != ExitUsage || !strings.Contains(missing.stderr, "nope.yaml") {
 		t.Fatalf("missing config:\n%v", missing)
