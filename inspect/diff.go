@@ -66,6 +66,7 @@ func Keys(t *Tree) map[*Node]Key {
 // RunInfo names a run in a Diff.
 type RunInfo struct {
 	RunID  string      `json:"run_id"`
+	Dir    string      `json:"dir"` // the run directory; "" for a tree not loaded from one
 	Tactic string      `json:"tactic"`
 	Status logs.Status `json:"status"`
 }
@@ -207,8 +208,8 @@ func Compare(a, b *Tree) (*Diff, error) {
 		return nil, ErrNoMessages
 	}
 	d := &Diff{
-		A:           RunInfo{RunID: a.RunID, Tactic: a.Tactic, Status: a.Status},
-		B:           RunInfo{RunID: b.RunID, Tactic: b.Tactic, Status: b.Status},
+		A:           RunInfo{RunID: a.RunID, Dir: a.Dir, Tactic: a.Tactic, Status: a.Status},
+		B:           RunInfo{RunID: b.RunID, Dir: b.Dir, Tactic: b.Tactic, Status: b.Status},
 		Config:      []Change{},
 		Divergences: []Divergence{},
 		OnlyA:       []Dialog{},

@@ -635,6 +635,7 @@ func TestRenderJSONMatchesEncodingJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tree.Dir = `logs/a "quoted" <dir>` // as Load sets it, escaped alike
 	sels := []inspect.Selection{inspect.All, {Depth: 0}, {Depth: 1}, {Depth: 2},
 		{Start: []*inspect.Node{tree.Nodes[3]}, Depth: -1}, {Start: []*inspect.Node{tree.Nodes[len(tree.Nodes)-1]}, Depth: -1}}
 	for i, sel := range sels {
@@ -654,7 +655,7 @@ func TestRenderJSONMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 	empty := &inspect.Tree{RunID: "none"}
-	if got := render(t, empty, inspect.FormatJSON, inspect.All); got != "{\n  \"run_id\": \"none\",\n  \"dialogs\": []\n}\n" {
+	if got := render(t, empty, inspect.FormatJSON, inspect.All); got != "{\n  \"run_id\": \"none\",\n  \"dir\": \"\",\n  \"dialogs\": []\n}\n" {
 		t.Errorf("empty tree: %q", got)
 	}
 }

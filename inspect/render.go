@@ -21,7 +21,7 @@ const (
 	//
 	//	[a1b2c3d4] owner=coder alias=main#1 msgs=3 split@2 (last_n=0, first_k=0) tokens=27 ✗ failed: ...
 	FormatText Format = "text"
-	// FormatJSON is {"run_id", "dialogs"}: the start dialogs as nested
+	// FormatJSON is {"run_id", "dir", "dialogs"}: the start dialogs as nested
 	// objects, each with its "children".
 	FormatJSON Format = "json"
 	// FormatDOT is a Graphviz digraph: a box per dialog, an edge per fork
@@ -205,6 +205,7 @@ func USD(v float64) string {
 // JSONTree is the FormatJSON document.
 type JSONTree struct {
 	RunID   string      `json:"run_id"`
+	Dir     string      `json:"dir"` // the run directory; "" when not loaded from one
 	Dialogs []*JSONNode `json:"dialogs"`
 }
 
@@ -232,7 +233,7 @@ type JSONNode struct {
 
 // JSON returns the FormatJSON document of the dialogs sel picks.
 func JSON(t *Tree, sel Selection) *JSONTree {
-	doc := &JSONTree{RunID: t.RunID, Dialogs: []*JSONNode{}}
+	doc := &JSONTree{RunID: t.RunID, Dir: t.Dir, Dialogs: []*JSONNode{}}
 	var path []*JSONNode // path[level] is the last node made at that level
 	_ = sel.walk(t, func(n *Node, level int) error {
 		j := &JSONNode{
@@ -260,6 +261,8 @@ func JSON(t *Tree, sel Selection) *JSONTree {
 func writeJSON(w *bufio.Writer, t *Tree, sel Selection) error {
 	b := append([]byte(nil), "{\n  \"run_id\": "...)
 	b = jsontext.AppendString(b, t.RunID)
+	b = append(b, ",\n  \"dir\": "...)
+	b = jsontext.AppendString(b, t.Dir)
 	b = append(b, ",\n  \"dialogs\": ["...)
 	// items[i] counts the elements written so far into the array open at
 	// nesting i: the "dialogs" array, then the children of each open node.

@@ -22,7 +22,10 @@ import (
 // its place in the tree, its size and cost, and whether it was a failed
 // attempt of an agent's call loop.
 type Tree struct {
-	RunID  string
+	RunID string
+	// Dir is the run directory the tree was loaded from (Load); empty
+	// for a tree read from a log alone (Read).
+	Dir    string
 	Tactic string
 	// Status is how the run ended; without a run_end, logs.StatusRunning,
 	// or logs.StatusInterrupted when Load finds no process writing the log.
@@ -184,6 +187,7 @@ func load(ctx context.Context, run *logs.Run, opts Options, each func(*Tree, *lo
 	if t.RunID == "" {
 		t.RunID = run.ID
 	}
+	t.Dir = run.Dir
 	if t.End == nil && opts.Stopped {
 		t.Status = logs.StatusInterrupted
 	}

@@ -252,13 +252,14 @@ func TestTreeJSON(t *testing.T) {
 	}
 	var got struct {
 		RunID   string         `json:"run_id"`
+		Dir     string         `json:"dir"`
 		Dialogs []treeNodeJSON `json:"dialogs"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, r.stdout)
 	}
-	if got.RunID != f.runID {
-		t.Errorf("run_id %q, want %q", got.RunID, f.runID)
+	if got.RunID != f.runID || got.Dir != filepath.Join(f.root, f.runID) {
+		t.Errorf("run_id %q, dir %q, want %q in %s", got.RunID, got.Dir, f.runID, f.root)
 	}
 	if len(got.Dialogs) != 2 || got.Dialogs[0].ID != f.main.ID() || got.Dialogs[1].ID != f.judge.ID() {
 		t.Fatalf("roots %+v, want main then judge", got.Dialogs)
@@ -399,6 +400,7 @@ func TestShowJSON(t *testing.T) {
 		t.Fatalf("%v", r)
 	}
 	var got []struct {
+		RunID    string            `json:"run_id"`
 		Node     dialog.TreeNode   `json:"node"`
 		Messages []*dialog.Message `json:"messages"`
 	}
@@ -409,6 +411,9 @@ func TestShowJSON(t *testing.T) {
 	var ids []string
 	for _, d := range got {
 		ids = append(ids, d.Node.ID)
+		if d.RunID != f.runID {
+			t.Errorf("dialog %s: run_id %q, want %q", d.Node.ID, d.RunID, f.runID)
+		}
 	}
 	if !slices.Equal(ids, wantIDs) {
 		t.Fatalf("dialogs %v, want %v", ids, wantIDs)

@@ -49,8 +49,8 @@ The text output shows, in order:
     cost differs (A→B and B minus A), and the total of the model calls.
 
 -o json prints the whole comparison: every divergence, in order, under
-"divergences", and every matched dialog; each run is named by its run_id,
-and each cost is the run log's cost object: token counts and usd.
+"divergences", and every matched dialog; each run is named by its run_id
+and its directory dir, and each cost is the run log's cost object: token counts and usd.
 
 Unlike diff(1), lllm diff exits 0 when it could compare the runs, whether
 or not they differ: read "identical" in the text output, or

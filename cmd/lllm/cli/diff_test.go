@@ -13,9 +13,11 @@ import (
 type diffJSON struct {
 	A struct {
 		RunID string `json:"run_id"`
+		Dir   string `json:"dir"`
 	} `json:"a"`
 	B struct {
 		RunID string `json:"run_id"`
+		Dir   string `json:"dir"`
 	} `json:"b"`
 	Identical bool `json:"identical"`
 	Task      *struct {
@@ -100,6 +102,9 @@ func TestDiffChangedPrompt(t *testing.T) {
 		t.Fatalf("%v", r)
 	}
 	d := decodeJSON[diffJSON](t, r.stdout)
+	if d.A.RunID != a || d.A.Dir != filepath.Join(logDir, a) || d.B.RunID != b || d.B.Dir != filepath.Join(logDir, b) {
+		t.Errorf("runs named %+v and %+v, want run_id and dir of %s and %s", d.A, d.B, a, b)
+	}
 	if d.Identical || d.Task != nil || len(d.Config) != 1 || d.Config[0].Path != "agent_configs.assistant.system_prompt" ||
 		d.Config[0].A != `"You are concise."` || d.Config[0].B != `"You are verbose and thorough."` {
 		t.Errorf("config %+v", d.Config)

@@ -39,8 +39,8 @@ DIALOG_ID is a full dialog id or a unique prefix of one, such as the 8
 digits 'lllm tree' shows, or OWNER/ALIAS (judge/main) or an ALIAS that
 names one dialog, as 'lllm diff' names them.
 
--o json prints an array of {"node", "messages"} objects, one per dialog
-printed, with the messages as the log records them.`,
+-o json prints an array of {"run_id", "node", "messages"} objects, one per
+dialog printed, with the messages as the log records them.`,
 		Example: `  # Every transcript of the latest run
   lllm show latest
 
@@ -86,10 +86,11 @@ func runShow(cmd *cobra.Command, o *showOptions, args []string) error {
 	}
 	out := newOutput(cmd)
 	if o.format.value == "json" {
-		if dialogs == nil {
-			dialogs = []*dialog.Dialog{}
+		docs := make([]showJSON, len(dialogs))
+		for i, d := range dialogs {
+			docs[i] = showJSON{RunID: run.ID, Node: d.Node(), Messages: d.Messages()}
 		}
-		if err := writeJSON(out, dialogs); err != nil {
+		if err := writeJSON(out, docs); err != nil {
 			return err
 		}
 		return out.flush()
@@ -108,6 +109,14 @@ func runShow(cmd *cobra.Command, o *showOptions, args []string) error {
 		}
 	}
 	return out.flush()
+}
+
+// showJSON is one dialog of show -o json: the run's id, then the dialog
+// as its own JSON has it (dialog.Dialog.MarshalJSON).
+type showJSON struct {
+	RunID    string            `json:"run_id"`
+	Node     dialog.TreeNode   `json:"node"`
+	Messages []*dialog.Message `json:"messages"`
 }
 
 // dialogHeader is the line above a transcript, marked as tree marks a

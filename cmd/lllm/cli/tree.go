@@ -43,9 +43,10 @@ not kept (it did not parse, or its model call failed) is a failed attempt.
 
 --format (-o) picks the output:
   text     the indented lines above
-  json     the same tree as nested objects, with full ids, the tokens and
-           dollars of each dialog's own messages ("cost"), its model calls
-           ("model_calls", "call_errors", "call_cost") and "failed"/"fail_reason"
+  json     {"run_id", "dir", "dialogs"}: the same tree as nested objects,
+           with full ids, the tokens and dollars of each dialog's own
+           messages ("cost"), its model calls ("model_calls", "call_errors",
+           "call_cost") and "failed"/"fail_reason"
   dot      a Graphviz digraph: a box per dialog, an edge per fork labelled
            with its split; failed attempts dashed red (lllm tree RUN -o dot
            | dot -Tsvg > tree.svg)
