@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -100,10 +101,21 @@ func ConfigHash(cfg *config.Config) (string, error) {
 }
 
 // buildCells applies each point to a fresh copy of the base config.
-// load must return a new base config on every call.
+// load must return a new base config on every call. Every bad axis is
+// reported, once, in the errors.Join of its problems; a cell with a bad
+// axis is left out of the duplicate check.
 func buildCells(points []Point, load func() (*config.Config, error), base map[string]any, lines map[string]int, file string) ([]*Cell, error) {
 	known := leafPaths(base, "")
 	checked := map[string]bool{}
+	bad := map[string]bool{}      // the axes whose path is refused
+	reported := map[string]bool{} // the problems reported, by their text
+	var errs []error
+	report := func(err error) {
+		if !reported[err.Error()] {
+			reported[err.Error()] = true
+			errs = append(errs, err)
+		}
+	}
 	seen := map[string]int{}
 	cells := make([]*Cell, 0, len(points))
 	for i, p := range points {
@@ -111,20 +123,34 @@ func buildCells(points []Point, load func() (*config.Config, error), base map[st
 		if err != nil {
 			return nil, err
 		}
+		ok := true
 		for _, s := range p {
 			if !checked[s.Path] {
 				checked[s.Path] = true
 				if err := checkPath(s.Path, base, known); err != nil {
-					return nil, errorAt(file, lines[s.Path], "axis %v", err)
+					bad[s.Path] = true
+					report(errorAt(file, lines[s.Path], "axis %v", err))
 				}
+			}
+			if bad[s.Path] {
+				ok = false
+				continue
 			}
 			v, err := yaml.Marshal(s.Value)
 			if err != nil {
-				return nil, &config.Error{File: file, Line: lines[s.Path], Msg: "axis " + s.Path, Err: err}
+				report(&config.Error{File: file, Line: lines[s.Path], Msg: "axis " + s.Path, Err: err})
+				ok = false
+				continue
 			}
 			if err := cfg.Set(s.Path, strings.TrimSuffix(string(v), "\n")); err != nil {
-				return nil, atAxis(file, lines[s.Path], s.Path, "", err)
+				for _, e := range unjoin(atAxis(file, lines[s.Path], s.Path, "", err)) {
+					report(e)
+				}
+				ok = false
 			}
+		}
+		if !ok {
+			continue
 		}
 		h, err := ConfigHash(cfg)
 		if err != nil {
@@ -132,10 +158,14 @@ func buildCells(points []Point, load func() (*config.Config, error), base map[st
 		}
 		c := &Cell{Index: i, Settings: p, Hash: h, Config: cfg}
 		if j, dup := seen[h]; dup {
-			return nil, errorAt(file, 0, "cells %q and %q resolve to the same config: remove the duplicate axis value", cells[j].Label(), c.Label())
+			report(errorAt(file, 0, "cells %q and %q resolve to the same config: remove the duplicate axis value", cells[j].Label(), c.Label()))
+			continue
 		}
-		seen[h] = i
+		seen[h] = len(cells)
 		cells = append(cells, c)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	return cells, nil
 }

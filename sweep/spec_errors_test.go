@@ -162,3 +162,24 @@ func TestSweepDatasetUnknownKey(t *testing.T) {
 		{file: "sweep.yaml", line: 4, msgPrefix: `unknown key "idd" in dataset (did you mean "id"?)`},
 	})
 }
+
+// Every bad axis is a problem at its line, once however many cells it is
+// in; the good axes around them are no problem.
+func TestSweepEveryBadAxis(t *testing.T) {
+	path := writeSweep(t, `config: config.yaml
+dataset: rows.jsonl
+scorers: [exact]
+axes:
+  global.zzzzzzzzqqq: [1]
+  global.model_args.temperature: [0, 0.5]
+  global.model_argz.temperature: [0]
+  agent_configs.assistant.system_prompt: [A., B.]
+zip:
+  global.yyyyyyyyqqq: [1, 2]
+`, map[string]string{})
+	checkPlaces(t, specProblems(t, path), []place{
+		{file: "sweep.yaml", line: 5, msgPrefix: `axis global.zzzzzzzzqqq: unknown key "zzzzzzzzqqq" in global`},
+		{file: "sweep.yaml", line: 7, msgPrefix: `axis global.model_argz.temperature is not in the config (did you mean "global.model_args.temperature"?)`},
+		{file: "sweep.yaml", line: 10, msgPrefix: `axis global.yyyyyyyyqqq: unknown key "yyyyyyyyqqq" in global`},
+	})
+}
