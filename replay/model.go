@@ -29,11 +29,19 @@ type Divergence struct {
 	// Diff is a unified diff of the recorded and the replayed request
 	// (messages, one block each, then model, params, tools and format).
 	Diff string
+	// CutShort says the recording ends before this call because the
+	// recorded run was cut short (cancelled or killed, or its log has no
+	// run_end), after the replay had matched every call it holds: the
+	// replay did not go another way, it went on where the run stopped.
+	CutShort bool
 }
 
 func (d *Divergence) Error() string {
 	if d.Position == (Position{}) {
 		return "replay diverged: " + d.Reason // at the end, not at a call
+	}
+	if d.CutShort {
+		return fmt.Sprintf("replay reached the end of the recording at %s: %s", where(d.Position), d.Reason)
 	}
 	return fmt.Sprintf("replay diverged at %s: %s", where(d.Position), d.Reason)
 }
@@ -79,15 +87,7 @@ func (m *Model) Generate(ctx context.Context, req *provider.Request) (*provider.
 	}
 	c, ok := m.rec.take(pos)
 	if !ok {
-		reason := "the recording has no such call"
-		switch end := m.rec.End; {
-		case end == nil:
-			reason = "the recording ends before this call: its log has no run_end (the run was interrupted or its log torn)"
-		case end.Status == logs.StatusCancelled:
-			reason = "the recording ends before this call: the recorded run was cancelled"
-		}
-		return nil, m.diverge(&Divergence{Position: pos, Reason: reason,
-			Diff: requestDiff(nil, req, provider.ShapingFrom(ctx))})
+		return nil, m.diverge(m.beyond(ctx, pos, req))
 	}
 	if got := req.Digest(); got != c.Record.RequestDigest {
 		return nil, m.diverge(&Divergence{Position: pos, Recorded: c,
@@ -106,6 +106,39 @@ func (m *Model) Generate(ctx context.Context, req *provider.Request) (*provider.
 		}
 	}
 	return &provider.Response{Message: msg}, nil
+}
+
+// beyond is the divergence of a call at pos that the recording does not
+// have. When the recorded run was cut short and the replay has made and
+// matched every call it holds, the replay has not gone another way: it
+// has gone on where the run stopped, and the divergence says so
+// (CutShort) rather than showing a request nothing was recorded for.
+func (m *Model) beyond(ctx context.Context, pos Position, req *provider.Request) *Divergence {
+	var ends, stopped string // why the recording ends before pos, as a reason and as a cut
+	switch end := m.rec.End; {
+	case end == nil:
+		ends = "its log has no run_end (the run was interrupted or its log torn)"
+		stopped = ends
+	case end.Status == logs.StatusCancelled:
+		ends, stopped = "the recorded run was cancelled", "it was cancelled"
+		if end.Error != "" {
+			stopped += " (" + end.Error + ")"
+		}
+	}
+	if stopped != "" && m.Divergence() == nil && len(m.rec.Unserved()) == 0 {
+		n := len(m.rec.Calls())
+		calls := "calls"
+		if n == 1 {
+			calls = "call"
+		}
+		return &Divergence{Position: pos, CutShort: true,
+			Reason: fmt.Sprintf("the recorded run stopped before this call: %s; the replay matched its %d recorded model %s up to there", stopped, n, calls)}
+	}
+	reason := "the recording has no such call"
+	if ends != "" {
+		reason = "the recording ends before this call: " + ends
+	}
+	return &Divergence{Position: pos, Reason: reason, Diff: requestDiff(nil, req, provider.ShapingFrom(ctx))}
 }
 
 // recordedError is a recorded failure as the agent first saw it: the same

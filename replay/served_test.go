@@ -3,6 +3,7 @@ package replay_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -398,5 +399,78 @@ mock:
 	rep = replayRun(t, run, replay.Options{LogDir: t.TempDir()})
 	if rep.Divergence != nil || rep.Calls != 2 || rep.Run.Status != logs.StatusOK {
 		t.Fatalf("without the prompts folder: divergence %v, %d calls, %s %s", rep.Divergence, rep.Calls, rep.Run.Status, rep.Run.Error)
+	}
+}
+
+// killedTurn records, through a Service, a turn of the assistant killed
+// while it waits for the user's answer to ask_user: its log holds the
+// one model call, the ask_user call that failed "killed", and a
+// cancelled run_end.
+func killedTurn(t *testing.T) *logs.Run {
+	t.Helper()
+	cfg, err := server.LoadConfig(context.Background(), filepath.Join("..", "configs", "serve.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := conversation.Open(t.TempDir(), conversation.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	root := filepath.Join(t.TempDir(), "runs")
+	svc, err := conversation.NewService(store, cfg.Agents, conversation.ServiceOptions{AskTimeout: 10 * time.Second, Tokens: cfg.Tokens, LogDir: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	emit := func(ev conversation.Event) error {
+		if ev.Type == "ask" {
+			go func() {
+				if err := svc.Kill("assistant", "alice"); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		return nil
+	}
+	if _, err := svc.Run(context.Background(), conversation.RunRequest{Agent: "assistant", Sender: "alice", Content: "ask me about colours"}, emit); !errors.Is(err, conversation.ErrKilled) {
+		t.Fatalf("the turn was not killed: %v", err)
+	}
+	run, err := logs.Open(root, "latest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := run.Summary().Status(); s != logs.StatusCancelled {
+		t.Fatalf("the killed turn ended %s", s)
+	}
+	return run
+}
+
+// A turn killed while it waited for the user replays up to where it was
+// killed, every recorded call matched; going on from there is not a
+// divergence but the end of the recording, and the report says so. A
+// replay that differs before the end still diverges.
+func TestReplayKilledServedTurn(t *testing.T) {
+	run := killedTurn(t)
+	rep, err := replay.Run(t.Context(), mustLoad(t, run), replay.Options{LogDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := rep.Divergence
+	want := `replay reached the end of the recording at agent assistant, dialog "conversation", call 2: ` +
+		"the recorded run stopped before this call: it was cancelled (conversation assistant/alice: run killed); " +
+		"the replay matched its 1 recorded model call up to there"
+	if d == nil || !d.CutShort || d.Error() != want || d.Diff != "" || rep.Calls != 1 || rep.Recorded != 1 {
+		t.Fatalf("replay of a killed turn: %+v, calls %d/%d\nwant %s", d, rep.Calls, rep.Recorded, want)
+	}
+	if strings.Contains(rep.Run.Error, "diverged") || !strings.Contains(rep.Run.Error, "reached the end of the recording") {
+		t.Errorf("the replay's run ends with %q", rep.Run.Error)
+	}
+
+	rep, err = replay.Run(t.Context(), mustLoad(t, run), replay.Options{LogDir: t.TempDir(), Set: []string{"agent_configs.assistant.system_prompt=You are terse."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := rep.Divergence; d == nil || d.CutShort || !strings.HasPrefix(d.Error(), `replay diverged at agent assistant, dialog "conversation", call 1: the request differs`) {
+		t.Errorf("a changed replay of a killed turn: %v", d)
 	}
 }

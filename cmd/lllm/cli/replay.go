@@ -35,6 +35,10 @@ differs from the recorded one, or one the recording does not have, the
 replay stops and prints where (agent, dialog, call) and a diff of the two
 requests. With --set, the changed config is replayed against the
 recording: the first divergence is where the change first takes effect.
+A run that was cut short (cancelled or killed, or interrupted with no
+run_end in its log) replays up to where it stopped: when the replay matched
+every recorded call and goes on past the end, it says so ("replay reached
+the end of the recording") rather than that it diverged.
 
 A replay writes a run log of its own, labelled replay_of, under the same
 log root (see 'lllm runs'); replaying a replay gives the same log content.
@@ -42,9 +46,11 @@ The tactic must be registered in this binary.
 
 -o json prints {run_id, dir, replay_of, status, calls, recorded,
 divergence, result, cost, duration_ms}, cost being the run log's cost
-object as in lllm run -o json.
+object as in lllm run -o json; divergence.cut_short is true for a
+recording that ended where the run was cut short.
 The exit code is 0 when the replay matched the recording, 1 when it
-diverged or failed, 2 for a usage or config problem.`,
+diverged, failed or went past the end of a run cut short, 2 for a usage
+or config problem.`,
 		Example: `  # Reproduce the latest run exactly, offline
   lllm replay latest
 
@@ -71,6 +77,9 @@ type divergenceJSON struct {
 	Attempt int    `json:"attempt"`
 	Reason  string `json:"reason"`
 	Diff    string `json:"diff,omitempty"`
+	// CutShort: the recorded run stopped here, after the replay had
+	// matched every call it holds (replay.Divergence.CutShort).
+	CutShort bool `json:"cut_short"`
 }
 
 // replayJSON is the output of replay -o json.
@@ -124,7 +133,7 @@ func runReplay(cmd *cobra.Command, o *replayOptions, ref string) error {
 		j := replayJSON{RunID: res.RunID, Dir: res.Dir, ReplayOf: run.ID, Status: res.Status, Error: res.Error, Calls: rep.Calls, Recorded: rep.Recorded,
 			Result: res.Result, Cost: res.Totals.Cost, DurationMS: res.Totals.DurationMS}
 		if d != nil {
-			j.Divergence = &divergenceJSON{Agent: d.Agent, Dialog: d.Dialog, Call: d.Turn, Attempt: d.Attempt, Reason: d.Reason, Diff: d.Diff}
+			j.Divergence = &divergenceJSON{Agent: d.Agent, Dialog: d.Dialog, Call: d.Turn, Attempt: d.Attempt, Reason: d.Reason, Diff: d.Diff, CutShort: d.CutShort}
 		}
 		if err := writeJSON(out, j); err != nil {
 			return err
@@ -144,6 +153,8 @@ func runReplay(cmd *cobra.Command, o *replayOptions, ref string) error {
 		return err
 	}
 	switch {
+	case d != nil && d.CutShort:
+		return &exitError{code: ExitError, errs: []error{fmt.Errorf("run %s was cut short, and the replay matched it up to where it stopped; the replay's log is at %s", run.ID, res.Dir)}}
 	case d != nil:
 		return &exitError{code: ExitError, errs: []error{fmt.Errorf("the replay diverged from run %s; its log is at %s", run.ID, res.Dir)}}
 	case res.Status != logs.StatusOK:

@@ -134,3 +134,39 @@ func TestReplayServedTurnWithSetCLI(t *testing.T) {
 		t.Fatalf("divergence %+v", d)
 	}
 }
+
+// lllm replay of a served turn killed while it waited for the user says
+// the run was cut short and the replay matched it up to there, not that
+// the replay diverged: exit 1, divergence.cut_short in JSON.
+func TestReplayKilledServedTurnCLI(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "runs")
+	svc := servedService(t, root)
+	kill := func(ev conversation.Event) error {
+		if ev.Type == "ask" {
+			go func() { _ = svc.Kill("assistant", "alice") }()
+		}
+		return nil
+	}
+	if _, err := svc.Run(context.Background(), conversation.RunRequest{Agent: "assistant", Sender: "alice", Content: "ask me about colours"}, kill); err == nil {
+		t.Fatal("the turn was not killed")
+	}
+	run, err := logs.Open(root, "latest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := lllm(t, "replay", run.Dir, "--log-dir", t.TempDir())
+	if r.code != ExitError || !strings.Contains(r.stderr, "lllm: run "+run.ID+" was cut short, and the replay matched it up to where it stopped") ||
+		!strings.Contains(r.stdout, `replay reached the end of the recording at agent assistant, dialog "conversation", call 2`) || strings.Contains(r.stdout+r.stderr, "diverged") {
+		t.Errorf("lllm replay of a killed turn:\n%v", r)
+	}
+	r = lllm(t, "replay", run.Dir, "-o", "json", "--log-dir", t.TempDir())
+	var out struct {
+		Calls, Recorded int
+		Divergence      *struct {
+			CutShort bool `json:"cut_short"`
+		} `json:"divergence"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != ExitError || out.Divergence == nil || !out.Divergence.CutShort || out.Calls != 1 || out.Recorded != 1 {
+		t.Errorf("lllm replay -o json of a killed turn (%v):\n%v", err, r)
+	}
+}
