@@ -678,10 +678,10 @@ func (a *Agent) attempt(ctx context.Context, pos provider.CallInfo, req *provide
 	if timeout <= 0 {
 		return a.Model.Generate(provider.WithCallInfo(ctx, pos), req)
 	}
-	actx, cancel := context.WithTimeout(provider.WithCallInfo(ctx, pos), timeout)
-	defer cancel()
+	actx, done := attemptDeadlines.within(provider.WithCallInfo(ctx, pos), timeout)
+	defer done()
 	resp, err := a.Model.Generate(actx, req)
-	if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(actx), errCallTimeout) {
 		// A timeout, whatever the client made of it.
 		pe := *provider.AsError(a.provider(), err)
 		pe.Kind = provider.ErrTimeout
