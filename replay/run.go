@@ -41,6 +41,10 @@ type Options struct {
 	// Set overrides the recorded config, as "key.path=value" (see
 	// config.Config.Set), to see where a change first takes effect.
 	Set []string
+	// RunTools runs the tactic's tools again, where a replay serves the
+	// results its recording holds, to see whether a changed tool changes
+	// the run.
+	RunTools bool
 }
 
 // Report is what a replay did.
@@ -50,6 +54,10 @@ type Report struct {
 	Run      *tactics.Result
 	Calls    int // calls served from the recording
 	Recorded int // calls in the recording
+	// Tools is how many tool calls were served from the recording, and
+	// ToolsRun how many the recording does not hold, which ran their tool
+	// (both zero with Options.RunTools, where every tool runs).
+	Tools, ToolsRun int
 	// Divergence is the first call the recording could not serve, or the
 	// first recorded call the replay never made; nil when the replay
 	// matched the recording call for call.
@@ -132,6 +140,10 @@ func Run(ctx context.Context, rec *Recording, opts Options) (*Report, error) {
 	if root == "" {
 		root = filepath.Dir(rec.Run.Dir)
 	}
+	var tools *toolServer
+	if !opts.RunTools {
+		tools = newToolServer(rec)
+	}
 	res, err := tactics.Run(ctx, cfg, task, tactics.RunOptions{
 		LogDir:  root,
 		Seed:    rec.Start.Seed,
@@ -142,11 +154,13 @@ func Run(ctx context.Context, rec *Recording, opts Options) (*Report, error) {
 		Models: func(context.Context, config.Agent, provider.Config) (provider.Model, error) {
 			return model, nil
 		},
+		CallTool: tools.callTool(),
 	})
 	if err != nil {
 		return nil, err
 	}
 	rep := &Report{Of: rec.Run, Run: res, Calls: model.Calls(), Recorded: len(rec.Calls()), Divergence: model.Divergence()}
+	rep.Tools, rep.ToolsRun = tools.counts()
 	if rep.Divergence == nil {
 		if left := rec.Unserved(); len(left) > 0 {
 			c := left[0]

@@ -117,6 +117,10 @@ type Agent struct {
 	// that a run waiting out a rate limit or a server that does not
 	// answer does not look stuck.
 	Retrying func(r Retry)
+	// CallTool, when set, answers the agent's tool calls in place of
+	// f.Call, f being the prompt's function the call names: a replay
+	// serves the recorded results this way.
+	CallTool func(ctx context.Context, agent string, f *dialog.Function, call dialog.FunctionCall) dialog.FunctionCall
 
 	mu      sync.Mutex
 	onCall  func(*CallSession) // set by the tactic Session that made the agent
@@ -847,7 +851,12 @@ func (a *Agent) runTools(ctx context.Context, work *dialog.Dialog, gov *dialog.P
 			fc.Result = "Error: " + fc.Error
 			return fc, false
 		}
-		done := f.Call(ctx, fc)
+		var done dialog.FunctionCall
+		if a.CallTool != nil {
+			done = a.CallTool(ctx, a.Name, f, fc)
+		} else {
+			done = f.Call(ctx, fc)
+		}
 		seen[key] = done.Result
 		return done, false
 	}, s)

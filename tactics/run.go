@@ -40,6 +40,8 @@ type RunOptions struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Retrying, when set, is every agent's Agent.Retrying.
 	Retrying func(r Retry)
+	// CallTool, when set, is every agent's Agent.CallTool.
+	CallTool func(ctx context.Context, agent string, f *dialog.Function, call dialog.FunctionCall) dialog.FunctionCall
 	// Models, when set, opens each agent's model in place of provider.Open,
 	// given the agent's config and the provider.Config Run would use. A
 	// replay serves recorded replies this way; a sweep wraps each real model
@@ -233,13 +235,15 @@ type agentSpec struct {
 	tokens *contextmgr.Tokenizer
 	sleep  func(ctx context.Context, d time.Duration) error
 	retry  func(r Retry)
-	log    Log
+	// callTool is RunOptions.CallTool.
+	callTool func(ctx context.Context, agent string, f *dialog.Function, call dialog.FunctionCall) dialog.FunctionCall
+	log      Log
 }
 
 func (sp *agentSpec) make() *Agent {
 	return &Agent{Name: sp.name, System: sp.system, Model: sp.model, ModelName: sp.full,
 		Params: sp.params, Limits: sp.limits, Context: sp.cm, ContextName: sp.cmName,
-		Tokens: sp.tokens, Sleep: sp.sleep, Retrying: sp.retry, Log: sp.log}
+		Tokens: sp.tokens, Sleep: sp.sleep, Retrying: sp.retry, CallTool: sp.callTool, Log: sp.log}
 }
 
 // agentMakers are the makers of agents of specs, without a log.
@@ -518,7 +522,7 @@ func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prom
 		cmCfg = cfg.ContextManager
 	}
 	sp := &agentSpec{name: ac.Name, system: system, model: model, full: ac.ModelName, params: params, limits: lim, tokens: tokens,
-		sleep: opts.Sleep, retry: opts.Retrying}
+		sleep: opts.Sleep, retry: opts.Retrying, callTool: opts.CallTool}
 	if cmCfg != nil {
 		if sp.cm, err = contextmgr.New(cmCfg); err != nil {
 			errs = append(errs, &settingError{[]string{"context_manager"}, managerProblem(err)})

@@ -165,7 +165,7 @@ func served[In comparable](r *recordedTools, name string, in In) (string, error)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i, c := range r.calls {
-		if c == nil || c.Agent != r.agent || c.Name != name || c.Repeated || !ran(c) {
+		if c == nil || c.Agent != r.agent || c.Name != name || c.Repeated || !replay.RanTool(c) {
 			continue
 		}
 		var args In
@@ -186,10 +186,4 @@ func served[In comparable](r *recordedTools, name string, in In) (string, error)
 	}
 	b, _ := json.Marshal(in)
 	return "", fmt.Errorf("the recording has no %s call of %s with the arguments %s whose result a replay could serve", name, r.agent, b)
-}
-
-// ran reports whether c records a call its tool ran, rather than one the
-// call loop answered itself (tools withdrawn, an unknown tool).
-func ran(c *logs.ToolCall) bool {
-	return c.Error != "no tools are available now" && !strings.HasPrefix(c.Error, "unknown function ")
 }

@@ -15,8 +15,9 @@ import (
 
 type replayOptions struct {
 	*options
-	sets   []string
-	format *enumValue
+	sets     []string
+	runTools bool
+	format   *enumValue
 }
 
 func newReplayCmd(opts *options) *cobra.Command {
@@ -25,8 +26,9 @@ func newReplayCmd(opts *options) *cobra.Command {
 		Use:   "replay RUN",
 		Short: "Re-execute a run, serving every model call from its log",
 		Long: `Run a recorded run's tactic again, with the config and task its log
-recorded, serving every model call from the recorded replies: no network,
-no API key, and the same result.
+recorded, serving every model call from the recorded replies and every
+tool call from the recorded results: no network, no API key, no tool side
+effects, and the same result. --run-tools runs the tools again instead.
 
 Calls are matched by position (agent, dialog alias, call number, attempt)
 and checked against the recorded request digest, so samples at a
@@ -44,8 +46,8 @@ A replay writes a run log of its own, labelled replay_of, under the same
 log root (see 'lllm runs'); replaying a replay gives the same log content.
 The tactic must be registered in this binary.
 
--o json prints {run_id, dir, replay_of, status, calls, recorded,
-divergence, result, cost, duration_ms}, cost being the run log's cost
+-o json prints {run_id, dir, replay_of, status, calls, recorded, tools,
+tools_run, divergence, result, cost, duration_ms}, cost being the run log's cost
 object as in lllm run -o json; divergence.cut_short is true for a
 recording that ended where the run was cut short.
 The exit code is 0 when the replay matched the recording, 1 when it
@@ -57,6 +59,9 @@ or config problem.`,
   # Where does a new judge prompt first change what the model is sent?
   lllm replay 4c2769 --set agent_configs.judge.system_prompt="You are lenient."
 
+  # Does a changed tool change the run? Run the tools instead of serving them
+  lllm replay latest --run-tools
+
   # As JSON, for scripts
   lllm replay latest -o json | jq .divergence`,
 		Args:              runArgs("", 0),
@@ -66,6 +71,7 @@ or config problem.`,
 		},
 	}
 	cmd.Flags().StringArrayVar(&o.sets, "set", nil, "override a recorded config value, `KEY.PATH=VALUE` (repeatable)")
+	cmd.Flags().BoolVar(&o.runTools, "run-tools", false, "run the tactic's tools again instead of serving their recorded results")
 	addFormatFlag(cmd, "output", o.format)
 	return cmd
 }
@@ -91,6 +97,8 @@ type replayJSON struct {
 	Error      string          `json:"error,omitempty"`
 	Calls      int             `json:"calls"`
 	Recorded   int             `json:"recorded"`
+	Tools      int             `json:"tools"`     // tool calls served from the recording
+	ToolsRun   int             `json:"tools_run"` // tool calls the recording does not hold, run`
 	Divergence *divergenceJSON `json:"divergence"`
 	// As lllm run -o json has them: the replay's result, its calls' cost
 	// (the log's cost object), which for calls served from the recording
@@ -114,7 +122,7 @@ func runReplay(cmd *cobra.Command, o *replayOptions, ref string) error {
 		return err
 	}
 	warn(cmd, rec.Warnings)
-	ropts := replay.Options{Set: o.sets}
+	ropts := replay.Options{Set: o.sets, RunTools: o.runTools}
 	if cmd.Flag("log-dir").Changed {
 		// Else the replay's log goes under the recorded run's log root,
 		// wherever RUN named it.
@@ -131,7 +139,7 @@ func runReplay(cmd *cobra.Command, o *replayOptions, ref string) error {
 	out := newOutput(cmd)
 	if o.format.value == "json" {
 		j := replayJSON{RunID: res.RunID, Dir: res.Dir, ReplayOf: run.ID, Status: res.Status, Error: res.Error, Calls: rep.Calls, Recorded: rep.Recorded,
-			Result: res.Result, Cost: res.Totals.Cost, DurationMS: res.Totals.DurationMS}
+			Tools: rep.Tools, ToolsRun: rep.ToolsRun, Result: res.Result, Cost: res.Totals.Cost, DurationMS: res.Totals.DurationMS}
 		if d != nil {
 			j.Divergence = &divergenceJSON{Agent: d.Agent, Dialog: d.Dialog, Call: d.Turn, Attempt: d.Attempt, Reason: d.Reason, Diff: d.Diff, CutShort: d.CutShort}
 		}
@@ -147,7 +155,11 @@ func runReplay(cmd *cobra.Command, o *replayOptions, ref string) error {
 		} else if res.Status == logs.StatusOK {
 			writeResultText(out, res.Result)
 		}
-		fmt.Fprintf(out, "replay %s of run %s  status %s  calls %d/%d from the recording\n", res.RunID, run.ID, res.Status, rep.Calls, rep.Recorded)
+		fmt.Fprintf(out, "replay %s of run %s  status %s  calls %d/%d from the recording", res.RunID, run.ID, res.Status, rep.Calls, rep.Recorded)
+		if rep.Tools+rep.ToolsRun > 0 {
+			fmt.Fprintf(out, "  tools %d served, %d run", rep.Tools, rep.ToolsRun)
+		}
+		fmt.Fprintln(out)
 	}
 	if err := out.flush(); err != nil {
 		return err
