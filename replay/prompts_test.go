@@ -8,8 +8,6 @@ import (
 
 	"github.com/lllm-go/lllm/logs"
 	"github.com/lllm-go/lllm/replay"
-	"github.com/lllm-go/lllm/runtime/config"
-	"github.com/lllm-go/lllm/tactics"
 )
 
 // A run records the text of its prompt files, and its replay renders
@@ -25,27 +23,11 @@ func TestReplayRecordedPromptFiles(t *testing.T) {
 	if err := os.WriteFile(file, []byte(original), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfgFile := filepath.Join(dir, "lab.yaml")
-	if err := os.WriteFile(cfgFile, []byte(`tactic_type: chat
+	run, res := recordYAML(t, filepath.Join(dir, "lab.yaml"), `tactic_type: chat
 global: {model_name: mock/lab}
 agent_configs: [{name: assistant, system_prompt_path: lab/solver}]
 mock: {replies: [{text: "<answer>4</answer>"}]}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(cfgFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := t.TempDir()
-	res, err := tactics.Run(t.Context(), cfg, "2+2?", tactics.RunOptions{LogDir: root})
-	if err != nil || res.Status != logs.StatusOK {
-		t.Fatalf("run: %v %+v", err, res)
-	}
-	run, err := logs.Open(root, res.RunID)
-	if err != nil {
-		t.Fatal(err)
-	}
+`, "2+2?")
 	rec := mustLoad(t, run)
 	if got := rec.Start.Prompts["lab/solver"]; got != original || len(rec.Start.Prompts) != 1 {
 		t.Fatalf("run_start.prompts = %q", rec.Start.Prompts)

@@ -32,18 +32,39 @@ func record(t *testing.T, root, file, task string, sets ...string) *logs.Run {
 			t.Fatal(err)
 		}
 	}
+	run, _ := runOK(t, cfg, root, task)
+	return run
+}
+
+// recordYAML writes text as the config file path, runs it on task into a
+// new log root, and returns its run and result.
+func recordYAML(t *testing.T, path, text, task string) (*logs.Run, *tactics.Result) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runOK(t, cfg, t.TempDir(), task)
+}
+
+// runOK runs cfg on task into root, which must end ok.
+func runOK(t *testing.T, cfg *config.Config, root, task string) (*logs.Run, *tactics.Result) {
+	t.Helper()
 	res, err := tactics.Run(t.Context(), cfg, task, tactics.RunOptions{LogDir: root, Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Status != logs.StatusOK {
-		t.Fatalf("%s: %s %s", file, res.Status, res.Error)
+		t.Fatalf("%s: %s %s", cfg.Path, res.Status, res.Error)
 	}
 	run, err := logs.Open(root, res.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return run
+	return run, res
 }
 
 func replayRun(t *testing.T, run *logs.Run, opts replay.Options) *replay.Report {

@@ -3,7 +3,6 @@ package replay_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -12,7 +11,6 @@ import (
 	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/logs"
 	"github.com/lllm-go/lllm/replay"
-	"github.com/lllm-go/lllm/runtime/config"
 	"github.com/lllm-go/lllm/tactics"
 )
 
@@ -30,9 +28,7 @@ func init() {
 // result changes does not make an unchanged run diverge, and does not run
 // again; --run-tools runs it, and the run diverges at the next call.
 func TestReplayServesToolResults(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "tick.yaml")
-	if err := os.WriteFile(file, []byte(`tactic_type: react
+	run, _ := recordYAML(t, filepath.Join(t.TempDir(), "tick.yaml"), `tactic_type: react
 params: {max_steps: 3, tools: [replay_test_tick]}
 global: {model_name: mock/tick}
 agent_configs: [{name: agent, system_prompt: You tick.}]
@@ -40,22 +36,7 @@ mock:
   replies:
     - tool_calls: [{name: replay_test_tick, arguments: {}}]
     - text: "<answer>ticked</answer>"
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := t.TempDir()
-	res, err := tactics.Run(t.Context(), cfg, "Tick once.", tactics.RunOptions{LogDir: root})
-	if err != nil || res.Status != logs.StatusOK {
-		t.Fatalf("run: %v %+v", err, res)
-	}
-	run, err := logs.Open(root, res.RunID)
-	if err != nil {
-		t.Fatal(err)
-	}
+`, "Tick once.")
 	before := ticks.Load()
 	rep := replayRun(t, run, replay.Options{LogDir: t.TempDir()})
 	if rep.Divergence != nil || rep.Run.Status != logs.StatusOK || rep.Tools != 1 || rep.ToolsRun != 0 {
