@@ -95,7 +95,10 @@ type AdapterConfig struct {
 // tools, the reply is streamed and Stream gets the text as it arrives.
 // With tools the call is not streamed, because langchaingo corrupts
 // streamed parallel tool calls (it appends every argument fragment to the
-// last call); Stream then gets the whole text in one chunk at the end.
+// last call); Stream then gets the whole text in one chunk at the end. A
+// model may call tools a streamed request did not declare (an agent's
+// final prompt withdraws them); on the OpenAI wire the transport then
+// assembles the calls from the stream itself.
 //
 // The reply merges all of langchaingo's choices into one message: text
 // concatenated, tool calls collected. Anthropic returns one choice per
@@ -226,6 +229,16 @@ func (a *Adapter) fromWire(out *Response, w wireReply, model string) {
 			out.Message.Metadata = map[string]string{}
 		}
 		out.Message.Metadata["refusal"] = w.refusal
+	}
+	if len(w.streamed) > 0 {
+		// The stream's own calls, in place of langchaingo's mix of them.
+		w.calls = make([]dialog.FunctionCall, 0, len(w.streamed))
+		for _, c := range w.streamed {
+			if c.name != "" {
+				w.calls = append(w.calls, functionCall(c.id, &llms.FunctionCall{Name: c.name, Arguments: string(c.args)}, len(w.calls)))
+			}
+		}
+		out.Message.FunctionCalls = nil
 	}
 	if len(w.calls) > 0 && len(out.Message.FunctionCalls) == 0 {
 		out.Message.FunctionCalls = w.calls

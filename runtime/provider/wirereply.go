@@ -27,7 +27,21 @@ type wireReply struct {
 	// ollama: the reply's tool calls (message.tool_calls), which
 	// langchaingo does not read.
 	calls []dialog.FunctionCall
+	// openai: the tool calls of a stream, assembled by index, which
+	// langchaingo mixes up when there are several (it appends every
+	// argument fragment to the last call).
+	streamed []streamedCall
 }
+
+// streamedCall is one tool call assembled from a stream's fragments.
+type streamedCall struct {
+	id, name string
+	args     []byte
+}
+
+// maxStreamedCalls bounds the index of a streamed tool call the tap
+// assembles: a reply never asks for more calls at once.
+const maxStreamedCalls = 128
 
 // setWire notes what set changes of the reply's wireReply.
 func (st *callState) setWire(set func(*wireReply)) {
@@ -180,13 +194,21 @@ func (s *sseTap) Read(p []byte) (int, error) {
 
 func (s *sseTap) note(line []byte) {
 	data, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data:"))
-	if !ok || !bytes.Contains(data, []byte(`"error"`)) && !bytes.Contains(data, []byte(`"refusal":"`)) {
+	if !ok || !bytes.Contains(data, []byte(`"error"`)) && !bytes.Contains(data, []byte(`"refusal":"`)) &&
+		!bytes.Contains(data, []byte(`"tool_calls"`)) {
 		return
 	}
 	var ev struct {
 		Error   *struct{ Type, Message string } `json:"error"`
 		Choices []struct {
-			Delta struct{ Refusal string } `json:"delta"`
+			Delta struct {
+				Refusal   string
+				ToolCalls []struct {
+					Index    int
+					ID       string
+					Function struct{ Name, Arguments string }
+				} `json:"tool_calls"`
+			} `json:"delta"`
 		} `json:"choices"`
 	}
 	if json.Unmarshal(data, &ev) != nil {
@@ -196,8 +218,23 @@ func (s *sseTap) note(line []byte) {
 		if ev.Error != nil {
 			w.streamErr = ev.Error.Type + ": " + ev.Error.Message
 		}
-		if len(ev.Choices) > 0 {
-			w.refusal += ev.Choices[0].Delta.Refusal
+		if len(ev.Choices) == 0 {
+			return
+		}
+		w.refusal += ev.Choices[0].Delta.Refusal
+		for _, tc := range ev.Choices[0].Delta.ToolCalls {
+			if tc.Index < 0 || tc.Index >= maxStreamedCalls {
+				continue
+			}
+			for len(w.streamed) <= tc.Index {
+				w.streamed = append(w.streamed, streamedCall{})
+			}
+			c := &w.streamed[tc.Index]
+			if tc.ID != "" {
+				c.id = tc.ID
+			}
+			c.name += tc.Function.Name
+			c.args = append(c.args, tc.Function.Arguments...)
 		}
 	})
 }
