@@ -204,6 +204,7 @@ func runExport(cmd *cobra.Command, o *exportOptions, args []string) error {
 	var manifest *sweep.Manifest
 	switch {
 	case len(args) > 0:
+		e.named = true
 		for _, ref := range args {
 			run, err := logs.Open(o.logDir, ref)
 			if err != nil {
@@ -280,6 +281,10 @@ type exporter struct {
 	dialogs, runs int
 	// Runs skipped: without a run_end, or whose log cannot be read.
 	unfinished, unreadable int
+	// named: the runs were named on the command line, so one whose log
+	// cannot be read fails the export, as it fails every other command,
+	// where --runs and --sweep skip it and go on with the rest.
+	named bool
 	// For --runs: whether replays are exported, and how many were not.
 	replaysToo bool
 	replays    int
@@ -312,8 +317,7 @@ func (e *exporter) run(run *logs.Run, sum logs.Summary, meta func(*export.Metada
 	}
 	e.seen[key] = true
 	if sum.Err != nil {
-		e.unreadableRun(run.ID, sum.Err)
-		return nil
+		return e.unreadableRun(run.ID, sum.Err)
 	}
 	if sum.End == nil && !e.include {
 		e.unfinished++
@@ -325,8 +329,7 @@ func (e *exporter) run(run *logs.Run, sum logs.Summary, meta func(*export.Metada
 		if ctxErr := e.ctx.Err(); ctxErr != nil {
 			return ctxErr
 		}
-		e.unreadableRun(run.ID, err)
-		return nil
+		return e.unreadableRun(run.ID, err)
 	}
 	e.runs++
 	e.noteNames(l.Tree)
@@ -412,9 +415,15 @@ func (e *exporter) warnUnmatched() {
 	}
 }
 
-func (e *exporter) unreadableRun(id string, err error) {
+// unreadableRun skips the run id, whose log cannot be read because of
+// err, with a warning; for a run named on the command line it returns err.
+func (e *exporter) unreadableRun(id string, err error) error {
+	if e.named {
+		return fmt.Errorf("run %s cannot be exported: %w", id, err)
+	}
 	e.unreadable++
 	fmt.Fprintf(e.cmd.ErrOrStderr(), "lllm: warning: run %s is unreadable, skipped: %s\n", id, oneLine(err.Error()))
+	return nil
 }
 
 // filteredRuns exports the runs under root that pass f, as lllm runs
@@ -471,8 +480,7 @@ func (e *exporter) sweep(dir string, m *sweep.Manifest, where []scoreCond) error
 		}
 		run, err := logs.Open(dir, runDir)
 		if err != nil {
-			e.unreadableRun(filepath.Base(runDir), err)
-			return nil
+			return e.unreadableRun(filepath.Base(runDir), err)
 		}
 		var settings map[string]any // none when the sweep has no axes
 		for _, s := range r.Settings {

@@ -584,7 +584,20 @@ func TestExportSkips(t *testing.T) {
 	if got := exportSummary(t, stderr); got != "exported 2 dialogs from 2 runs; skipped 1 unreadable run" {
 		t.Errorf("summary %q", got)
 	}
-	// A RUN given by name is skipped alike.
+	// A RUN given by name that cannot be read fails the export, which
+	// writes nothing.
+	corrupt := "20991231T000002.000000Z-cccccc"
+	ctWrite(t, filepath.Join(root, corrupt, logs.EventsFile), string(events)+"garbage here\n")
+	dest := filepath.Join(t.TempDir(), "out.jsonl")
+	r := lllm(t, "export", id, corrupt, "--log-dir", root, "-O", dest)
+	if r.code != 1 || !strings.Contains(r.stderr, "run "+corrupt+" cannot be exported: ") ||
+		!strings.Contains(r.stderr, filepath.Join(root, corrupt, logs.EventsFile)) {
+		t.Errorf("an unreadable RUN:\n%v", r)
+	}
+	if _, err := os.Stat(dest); !os.IsNotExist(err) {
+		t.Errorf("the export of an unreadable RUN left %s (%v)", dest, err)
+	}
+	// A RUN given by name without a run_end is skipped, as with --runs.
 	_, out, stderr := exportLines(t, killed, "--log-dir", root)
 	if len(out) != 0 || !strings.Contains(exportSummary(t, stderr), "skipped 1 run without a run_end") {
 		t.Errorf("an unfinished RUN: %q\n%s", out, stderr)
