@@ -91,14 +91,12 @@ type AdapterConfig struct {
 // ollama and bedrock, whose langchaingo clients accept only binary parts
 // (googleai would download a URL itself).
 //
-// Streaming: when Request.Stream is set and the request declares no
-// tools, the reply is streamed and Stream gets the text as it arrives.
-// With tools the call is not streamed, because langchaingo corrupts
-// streamed parallel tool calls (it appends every argument fragment to the
-// last call); Stream then gets the whole text in one chunk at the end. A
-// model may call tools a streamed request did not declare (an agent's
-// final prompt withdraws them); on the OpenAI wire the transport then
-// assembles the calls from the stream itself.
+// Streaming: when Request.Stream is set, the reply is streamed and Stream
+// gets the text as it arrives. langchaingo corrupts streamed parallel tool
+// calls (it appends every argument fragment to the last call), so on the
+// OpenAI wire the transport assembles the calls from the stream itself,
+// and other providers' requests that declare tools are not streamed:
+// Stream then gets the whole text in one chunk at the end.
 //
 // The reply merges all of langchaingo's choices into one message: text
 // concatenated, tool calls collected. Anthropic returns one choice per
@@ -170,11 +168,12 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 		st.edits = append(st.edits, es...)
 	}
 
-	streaming := req.Stream != nil && len(req.Tools) == 0
+	// With tools, only where the transport assembles the streamed calls.
+	streaming := req.Stream != nil && (len(req.Tools) == 0 || a.d.wire == wireOpenAI)
 	var stream streamGuard
 	if streaming {
 		opts = append(opts, llms.WithStreamingFunc(func(ctx context.Context, chunk []byte) error {
-			if len(chunk) == 0 {
+			if len(chunk) == 0 || a.d.wire == wireOpenAI && toolCallChunk(chunk, st) {
 				return nil
 			}
 			if err := req.Stream(ctx, Chunk{Text: string(chunk)}); err != nil {
@@ -278,6 +277,29 @@ func (a *Adapter) modelFor(m string) string {
 		return m[len(a.prefix):]
 	}
 	return m
+}
+
+// toolCallChunk reports whether chunk, handed to a streaming function by
+// langchaingo's OpenAI client, is the JSON of a tool-call delta rather
+// than text: the client hands both alike. It is one once the stream has
+// carried tool calls (st saw them on the wire, ahead of the client) and
+// the chunk is a JSON array of calls.
+func toolCallChunk(chunk []byte, st *callState) bool {
+	if chunk[0] != '[' || len(st.wireReply().streamed) == 0 {
+		return false
+	}
+	var calls []struct {
+		Function *json.RawMessage `json:"function"`
+	}
+	if json.Unmarshal(chunk, &calls) != nil || len(calls) == 0 {
+		return false
+	}
+	for _, c := range calls {
+		if c.Function == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // streamGuard holds the error the caller's Stream returned; langchaingo
