@@ -2,6 +2,9 @@ package provider
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/lllm-go/lllm/dialog"
@@ -30,5 +33,33 @@ func TestOpenAIStreamedToolCallsWithoutTools(t *testing.T) {
 		if calls[i].ID != want.ID || calls[i].Name != want.Name || !jsonEqual(t, calls[i].Arguments, want.Arguments) {
 			t.Errorf("call %d = %s %s(%s), want %+v", i, calls[i].ID, calls[i].Name, calls[i].Arguments, want)
 		}
+	}
+}
+
+// A server that streams parallel tool calls without their index (every
+// call at 0) still gets them apart: a new id starts a new call, and the
+// fragments that follow go to it.
+func TestOpenAIStreamedToolCallsWithoutIndex(t *testing.T) {
+	body := "data: " + `{"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"id":"call_a","type":"function","function":{"name":"get_weather","arguments":""}}]}}]}` + "\n\n" +
+		"data: " + `{"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"tool_calls":[{"function":{"arguments":"{\"city\":\"Paris\"}"}}]}}]}` + "\n\n" +
+		"data: " + `{"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"tool_calls":[{"id":"call_b","type":"function","function":{"name":"get_weather","arguments":""}}]}}]}` + "\n\n" +
+		"data: " + `{"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"tool_calls":[{"function":{"arguments":"{\"city\":\"Tokyo\"}"}}]}}]}` + "\n\n" +
+		"data: " + `{"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\n" +
+		"data: [DONE]\n\n"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, body)
+	}))
+	defer srv.Close()
+	m, err := Open(context.Background(), "openai/gpt-4o", Config{BaseURL: srv.URL, APIKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := generate(t, m, &Request{Messages: []*dialog.Message{userMsg("Paris and Tokyo?")},
+		Tools: []*dialog.Function{weatherTool(t)}, Stream: func(context.Context, Chunk) error { return nil }})
+	calls := resp.Message.FunctionCalls
+	if len(calls) != 2 || calls[0].ID != "call_a" || calls[1].ID != "call_b" ||
+		!jsonEqual(t, calls[0].Arguments, `{"city":"Paris"}`) || !jsonEqual(t, calls[1].Arguments, `{"city":"Tokyo"}`) {
+		t.Fatalf("calls = %+v", calls)
 	}
 }

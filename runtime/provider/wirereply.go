@@ -39,8 +39,8 @@ type streamedCall struct {
 	args     []byte
 }
 
-// maxStreamedCalls bounds the index of a streamed tool call the tap
-// assembles: a reply never asks for more calls at once.
+// maxStreamedCalls bounds the streamed tool calls the tap assembles: a
+// reply never asks for more calls at once.
 const maxStreamedCalls = 128
 
 // setWire notes what set changes of the reply's wireReply.
@@ -176,6 +176,11 @@ type sseTap struct {
 	io.ReadCloser
 	st   *callState
 	line []byte
+	// slot maps a streamed tool call's index to its place in
+	// wireReply.streamed: a call with a new id at an index already taken
+	// (a server that sends no index, so every call has 0) takes a new
+	// place, and the fragments that follow go to it.
+	slot map[int]int
 }
 
 func (s *sseTap) Read(p []byte) (int, error) {
@@ -223,13 +228,19 @@ func (s *sseTap) note(line []byte) {
 		}
 		w.refusal += ev.Choices[0].Delta.Refusal
 		for _, tc := range ev.Choices[0].Delta.ToolCalls {
-			if tc.Index < 0 || tc.Index >= maxStreamedCalls {
-				continue
-			}
-			for len(w.streamed) <= tc.Index {
+			i, ok := s.slot[tc.Index]
+			if !ok || tc.ID != "" && w.streamed[i].id != "" && tc.ID != w.streamed[i].id {
+				if len(w.streamed) >= maxStreamedCalls {
+					continue
+				}
+				if s.slot == nil {
+					s.slot = map[int]int{}
+				}
+				i = len(w.streamed)
+				s.slot[tc.Index] = i
 				w.streamed = append(w.streamed, streamedCall{})
 			}
-			c := &w.streamed[tc.Index]
+			c := &w.streamed[i]
 			if tc.ID != "" {
 				c.id = tc.ID
 			}
