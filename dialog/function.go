@@ -250,7 +250,9 @@ func (f *Function) run(ctx context.Context, call FunctionCall) (out any, err err
 	}
 	if f.schema != nil {
 		if err := f.schema.Validate(v); err != nil {
-			return nil, fmt.Errorf("invalid arguments: %w", err)
+			// Every violation, in a stable order: the model reads it, and a
+			// replay must get the same text (see violationText).
+			return nil, fmt.Errorf("invalid arguments: %s", violationText(f.schema, v, err))
 		}
 	}
 	defer func() {

@@ -125,6 +125,19 @@ func TestFunctionCall(t *testing.T) {
 			t.Errorf("Call(%s) = %+v, want error containing %q", tt.args, got, tt.errSub)
 		}
 	}
+	// Every violation, in a stable order: the model reads the error, and
+	// a replay must get the same text each time.
+	first := call(`{"a": 1.5, "b": "x", "c": 3}`).Error
+	for range 20 {
+		if got := call(`{"a": 1.5, "b": "x", "c": 3}`).Error; got != first {
+			t.Fatalf("the same bad arguments gave %q, then %q", first, got)
+		}
+	}
+	for _, part := range []string{"a: ", "b: ", "c: "} {
+		if !strings.Contains(first, part) {
+			t.Errorf("error %q does not name %q", first, strings.TrimSuffix(part, ": "))
+		}
+	}
 	if got := f.Call(ctx, FunctionCall{Name: "sub", Arguments: json.RawMessage(`{"a":1,"b":2}`)}); got.Error == "" {
 		t.Errorf("call to another name ran: %+v", got)
 	}
