@@ -30,27 +30,34 @@ type servedRuns struct {
 	store string
 }
 
+// newService is a Service of the serve config configFile, its
+// conversations in dataDir and its run logs under logRoot.
+func newService(t *testing.T, configFile, dataDir, logRoot string) *conversation.Service {
+	t.Helper()
+	cfg, err := server.LoadConfig(context.Background(), configFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := conversation.Open(dataDir, conversation.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	svc, err := conversation.NewService(store, cfg.Agents, conversation.ServiceOptions{AskTimeout: 10 * time.Second, Tokens: cfg.Tokens, LogDir: logRoot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
 // serve records, through a Service, a turn answered in one call, a turn
 // that asks the user (answered "blue"), a turn that calls recall after a
 // compaction, a guest's turn and a compaction, each in a run log of its
 // own under root.
 func serve(t *testing.T) *servedRuns {
 	t.Helper()
-	cfg, err := server.LoadConfig(context.Background(), filepath.Join("..", "configs", "serve.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	data := t.TempDir()
-	store, err := conversation.Open(data, conversation.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
-	sr := &servedRuns{root: filepath.Join(t.TempDir(), "runs"), store: data}
-	svc, err := conversation.NewService(store, cfg.Agents, conversation.ServiceOptions{AskTimeout: 10 * time.Second, Tokens: cfg.Tokens, LogDir: sr.root})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sr := &servedRuns{root: filepath.Join(t.TempDir(), "runs"), store: t.TempDir()}
+	svc := newService(t, filepath.Join("..", "configs", "serve.yaml"), sr.store, sr.root)
 	latest := func() *logs.Run {
 		t.Helper()
 		run, err := logs.Open(sr.root, "latest")
@@ -342,20 +349,8 @@ mock:
           - name: calculator
             arguments: {expression: "2 + 3"}
 `)
-	cfg, err := server.LoadConfig(context.Background(), filepath.Join(dir, "serve.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := conversation.Open(t.TempDir(), conversation.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
 	root := t.TempDir()
-	svc, err := conversation.NewService(store, cfg.Agents, conversation.ServiceOptions{Tokens: cfg.Tokens, LogDir: root})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := newService(t, filepath.Join(dir, "serve.yaml"), t.TempDir(), root)
 	for _, text := range []string{"hello", "what is the sum of 2 and 3?"} {
 		if _, err := svc.Run(context.Background(), conversation.RunRequest{Agent: "assistant", Sender: "alice", Content: text}, nil); err != nil {
 			t.Fatal(err)
@@ -408,20 +403,8 @@ mock:
 // cancelled run_end.
 func killedTurn(t *testing.T) *logs.Run {
 	t.Helper()
-	cfg, err := server.LoadConfig(context.Background(), filepath.Join("..", "configs", "serve.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := conversation.Open(t.TempDir(), conversation.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
 	root := filepath.Join(t.TempDir(), "runs")
-	svc, err := conversation.NewService(store, cfg.Agents, conversation.ServiceOptions{AskTimeout: 10 * time.Second, Tokens: cfg.Tokens, LogDir: root})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := newService(t, filepath.Join("..", "configs", "serve.yaml"), t.TempDir(), root)
 	emit := func(ev conversation.Event) error {
 		if ev.Type == "ask" {
 			go func() {
