@@ -168,8 +168,9 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 		st.edits = append(st.edits, es...)
 	}
 
-	// With tools, only where the transport assembles the streamed calls.
-	streaming := req.Stream != nil && (len(req.Tools) == 0 || a.d.wire == wireOpenAI)
+	// With tools, only where the streamed calls come out whole: the
+	// transport assembles OpenAI's, langchaingo Anthropic's (by block).
+	streaming := req.Stream != nil && (len(req.Tools) == 0 || a.d.wire == wireOpenAI || a.d.wire == wireAnthropic)
 	var stream streamGuard
 	if streaming {
 		opts = append(opts, llms.WithStreamingFunc(func(ctx context.Context, chunk []byte) error {
