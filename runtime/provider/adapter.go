@@ -169,8 +169,9 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 	}
 
 	// With tools, only where the streamed calls come out whole: the
-	// transport assembles OpenAI's, langchaingo Anthropic's (by block).
-	streaming := req.Stream != nil && (len(req.Tools) == 0 || a.d.wire == wireOpenAI || a.d.wire == wireAnthropic)
+	// transport assembles OpenAI's; langchaingo assembles Anthropic's by
+	// block, and Gemini sends each call whole.
+	streaming := req.Stream != nil && (len(req.Tools) == 0 || a.d.wire == wireOpenAI || a.d.wire == wireAnthropic || a.d.wire == wireGoogle)
 	var stream streamGuard
 	if streaming {
 		opts = append(opts, llms.WithStreamingFunc(func(ctx context.Context, chunk []byte) error {

@@ -115,39 +115,6 @@ func TestAnthropicStreaming(t *testing.T) {
 	}
 }
 
-// A streamed request that declares tools is streamed on the Anthropic
-// wire too: the text reaches Stream, and the parallel tool calls come out
-// whole, each with its own arguments.
-func TestAnthropicStreamingWithTools(t *testing.T) {
-	srv := providertest.NewAnthropicServer(t, providertest.Reply{Text: "Checking both cities.", ToolCalls: twoCalls,
-		Usage: providertest.Usage{Input: 30, Output: 9}})
-	m := openFake(t, "anthropic/claude-sonnet-4-5", srv)
-	var got strings.Builder
-	resp := generate(t, m, &Request{
-		Messages: []*dialog.Message{userMsg("Paris and Tokyo?")},
-		Tools:    []*dialog.Function{weatherTool(t)},
-		Stream:   func(ctx context.Context, c Chunk) error { got.WriteString(c.Text); return nil },
-	})
-	if stream, _ := srv.LastRequest().JSON()["stream"].(bool); !stream {
-		t.Fatal("the request was not streamed")
-	}
-	if got.String() != "Checking both cities." || resp.Message.Content != got.String() {
-		t.Errorf("streamed %q, message %q", got.String(), resp.Message.Content)
-	}
-	calls := resp.Message.FunctionCalls
-	if len(calls) != len(twoCalls) {
-		t.Fatalf("calls = %+v", calls)
-	}
-	for i, want := range twoCalls {
-		if calls[i].ID != want.ID || calls[i].Name != want.Name || !jsonEqual(t, calls[i].Arguments, want.Arguments) {
-			t.Errorf("call %d = %s %s(%s), want %+v", i, calls[i].ID, calls[i].Name, calls[i].Arguments, want)
-		}
-	}
-	if u := resp.Message.Usage; u.InputTokens != 30 || u.OutputTokens != 9 {
-		t.Errorf("usage = %+v", u)
-	}
-}
-
 func TestAnthropicErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name  string

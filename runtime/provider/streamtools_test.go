@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/lllm-go/lllm/dialog"
@@ -61,5 +62,45 @@ func TestOpenAIStreamedToolCallsWithoutIndex(t *testing.T) {
 	if len(calls) != 2 || calls[0].ID != "call_a" || calls[1].ID != "call_b" ||
 		!jsonEqual(t, calls[0].Arguments, `{"city":"Paris"}`) || !jsonEqual(t, calls[1].Arguments, `{"city":"Tokyo"}`) {
 		t.Fatalf("calls = %+v", calls)
+	}
+}
+
+// A streamed request that declares tools is streamed on the Anthropic and
+// Gemini wires too: the text reaches Stream in pieces, and the parallel
+// tool calls come out whole, each with its own arguments.
+func TestStreamedToolCalls(t *testing.T) {
+	reply := providertest.Reply{Text: "Checking both cities.", ToolCalls: twoCalls, Usage: providertest.Usage{Input: 30, Output: 9}}
+	for _, tc := range []struct {
+		model string
+		srv   func(testing.TB, ...providertest.Reply) *providertest.Server
+	}{
+		{"anthropic/claude-sonnet-4-5", providertest.NewAnthropicServer},
+		{"googleai/gemini-2.0-flash", providertest.NewGeminiServer},
+	} {
+		t.Run(tc.model, func(t *testing.T) {
+			srv := tc.srv(t, reply)
+			m := openFake(t, tc.model, srv)
+			var chunks []string
+			resp := generate(t, m, &Request{
+				Messages: []*dialog.Message{userMsg("Paris and Tokyo?")},
+				Tools:    []*dialog.Function{weatherTool(t)},
+				Stream:   func(_ context.Context, c Chunk) error { chunks = append(chunks, c.Text); return nil },
+			})
+			if len(chunks) < 2 || strings.Join(chunks, "") != reply.Text || resp.Message.Content != reply.Text {
+				t.Errorf("streamed %q, message %q: want the text in pieces", chunks, resp.Message.Content)
+			}
+			calls := resp.Message.FunctionCalls
+			if len(calls) != len(twoCalls) {
+				t.Fatalf("calls = %+v", calls)
+			}
+			for i, want := range twoCalls {
+				if calls[i].ID != want.ID || calls[i].Name != want.Name || !jsonEqual(t, calls[i].Arguments, want.Arguments) {
+					t.Errorf("call %d = %s %s(%s), want %+v", i, calls[i].ID, calls[i].Name, calls[i].Arguments, want)
+				}
+			}
+			if u := resp.Message.Usage; u.InputTokens != 30 || u.OutputTokens != 9 {
+				t.Errorf("usage = %+v", u)
+			}
+		})
 	}
 }
