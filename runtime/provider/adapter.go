@@ -93,10 +93,13 @@ type AdapterConfig struct {
 //
 // Streaming: when Request.Stream is set, the reply is streamed and Stream
 // gets the text as it arrives. langchaingo corrupts streamed parallel tool
-// calls (it appends every argument fragment to the last call), so on the
-// OpenAI wire the transport assembles the calls from the stream itself,
-// and other providers' requests that declare tools are not streamed:
-// Stream then gets the whole text in one chunk at the end.
+// calls (it appends every argument fragment to the last call) and hands
+// its streaming function a delta's tool calls in place of the text the
+// delta carries with them, so on the OpenAI wire the transport reads the
+// calls and the text from the stream itself. Anthropic's and Gemini's
+// streamed calls come out whole; the other providers' requests that
+// declare tools are not streamed: Stream then gets the whole text in one
+// chunk at the end.
 //
 // The reply merges all of langchaingo's choices into one message: text
 // concatenated, tool calls collected. Anthropic returns one choice per
@@ -175,7 +178,14 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 	var stream streamGuard
 	if streaming {
 		opts = append(opts, llms.WithStreamingFunc(func(ctx context.Context, chunk []byte) error {
-			if len(chunk) == 0 || a.d.wire == wireOpenAI && toolCallChunk(chunk, st) {
+			if a.d.wire == wireOpenAI {
+				// The text as the transport read it: langchaingo hands
+				// over a delta's tool calls in place of its text.
+				if tapped, err := streamTapped(ctx, st, req.Stream, &stream); tapped {
+					return err
+				}
+			}
+			if len(chunk) == 0 {
 				return nil
 			}
 			if err := req.Stream(ctx, Chunk{Text: string(chunk)}); err != nil {
@@ -195,6 +205,11 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 			e.Err = fmt.Errorf("%w (check %s)", e.Err, a.cfg.KeyHint)
 		}
 		return nil, e
+	}
+	if streaming && a.d.wire == wireOpenAI && stream.get() == nil {
+		// Text of an event the client skipped after its last call of
+		// the streaming function.
+		_, _ = streamTapped(ctx, st, req.Stream, &stream)
 	}
 	if err := stream.get(); err != nil {
 		// Some clients (googleai) stop reading when Stream fails but
@@ -281,27 +296,21 @@ func (a *Adapter) modelFor(m string) string {
 	return m
 }
 
-// toolCallChunk reports whether chunk, handed to a streaming function by
-// langchaingo's OpenAI client, is the JSON of a tool-call delta rather
-// than text: the client hands both alike. It is one once the stream has
-// carried tool calls (st saw them on the wire, ahead of the client) and
-// the chunk is a JSON array of calls.
-func toolCallChunk(chunk []byte, st *callState) bool {
-	if chunk[0] != '[' || len(st.wireReply().streamed) == 0 {
-		return false
-	}
-	var calls []struct {
-		Function *json.RawMessage `json:"function"`
-	}
-	if json.Unmarshal(chunk, &calls) != nil || len(calls) == 0 {
-		return false
-	}
-	for _, c := range calls {
-		if c.Function == nil {
-			return false
+// streamTapped hands stream, in order, each piece of text the transport
+// read of an OpenAI stream (sseTap) that it has not had yet, and reports
+// whether the stream is tapped: it is not under a client [Open] did not
+// build. An error of stream is kept in g and returned.
+func streamTapped(ctx context.Context, st *callState, stream func(context.Context, Chunk) error, g *streamGuard) (bool, error) {
+	for {
+		text, ok, tapped := st.streamText()
+		if !ok {
+			return tapped, nil
+		}
+		if err := stream(ctx, Chunk{Text: text}); err != nil {
+			g.set(err)
+			return true, err
 		}
 	}
-	return true
 }
 
 // streamGuard holds the error the caller's Stream returned; langchaingo

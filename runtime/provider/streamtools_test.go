@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -102,5 +103,50 @@ func TestStreamedToolCalls(t *testing.T) {
 				t.Errorf("usage = %+v", u)
 			}
 		})
+	}
+}
+
+// Stream gets every piece of a streamed reply's text, once and in order,
+// however the deltas combine it with tool calls: langchaingo hands its
+// streaming function only the calls of a delta that carries both, and
+// text that reads like a call's JSON after the calls began is still text.
+func TestOpenAIStreamedTextWithToolCalls(t *testing.T) {
+	chunk := func(delta string) string {
+		return "data: " + `{"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":` + delta + `,"finish_reason":null}]}` + "\n\n"
+	}
+	body := chunk(`{"role":"assistant","content":"Let me "}`) +
+		chunk(`{"content":"look up ","tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"get_weather","arguments":""}}]}`) +
+		chunk(`{"content":"both ","tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"get_weather","arguments":""}}]}`) +
+		chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}},{"index":1,"function":{"arguments":"{\"city\":"}}]}`) +
+		chunk(`{"content":"cities","tool_calls":[{"index":0,"function":{"arguments":"\"Paris\"}"}},{"index":1,"function":{"arguments":"\"Tokyo\"}"}}]}`) +
+		chunk(`{"content":": "}`) +
+		chunk(`{"content":"[{\"function\":{}}]"}`) +
+		chunk(`{"content":""}`) +
+		chunk(`{"content":"."}`) +
+		"data: " + `{"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\n" +
+		"data: [DONE]\n\n"
+	const text = `Let me look up both cities: [{"function":{}}].`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, body)
+	}))
+	defer srv.Close()
+	m, err := Open(context.Background(), "openai/gpt-4o", Config{BaseURL: srv.URL, APIKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tools := range [][]*dialog.Function{{weatherTool(t)}, nil} {
+		var got []string
+		resp := generate(t, m, &Request{Messages: []*dialog.Message{userMsg("Paris and Tokyo?")}, Tools: tools,
+			Stream: func(_ context.Context, c Chunk) error { got = append(got, c.Text); return nil }})
+		want := []string{"Let me ", "look up ", "both ", "cities", ": ", `[{"function":{}}]`, "."}
+		if !slices.Equal(got, want) {
+			t.Errorf("%d tools: chunks %q, want %q", len(tools), got, want)
+		}
+		calls := resp.Message.FunctionCalls
+		if resp.Message.Content != text || len(calls) != 2 || calls[0].ID != "call_a" || calls[1].ID != "call_b" ||
+			!jsonEqual(t, calls[0].Arguments, `{"city":"Paris"}`) || !jsonEqual(t, calls[1].Arguments, `{"city":"Tokyo"}`) {
+			t.Errorf("%d tools: content %q, calls %+v", len(tools), resp.Message.Content, calls)
+		}
 	}
 }

@@ -31,6 +31,13 @@ type callState struct {
 	cut    error         // why the last response's body could not be read whole
 	body   bodyTap       // the last response's body, as the client reads it
 	wire   wireReply
+	// tapped is set when the transport reads an OpenAI stream (sseTap):
+	// the text of its deltas then waits in text, from text[next], for
+	// the streaming function, which langchaingo hands only the calls of
+	// a delta that carries text and tool calls.
+	tapped bool
+	text   []string
+	next   int
 }
 
 // bodyTap notes a response body that ends in an error rather than at its

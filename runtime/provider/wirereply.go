@@ -134,6 +134,9 @@ func tapReply(style wireStyle, resp *http.Response, st *callState) error {
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		if style == wireOpenAI {
 			resp.Body = &sseTap{ReadCloser: resp.Body, st: st}
+			st.mu.Lock()
+			st.tapped, st.text, st.next = true, st.text[:0], 0
+			st.mu.Unlock()
 		}
 		return nil
 	}
@@ -170,8 +173,8 @@ func tapReply(style wireStyle, resp *http.Response, st *callState) error {
 	return nil
 }
 
-// sseTap notes, line by line, the refusal and error events of an OpenAI
-// stream as langchaingo reads it.
+// sseTap notes, line by line, the text, tool calls, refusal and error
+// events of an OpenAI stream as langchaingo reads it.
 type sseTap struct {
 	io.ReadCloser
 	st   *callState
@@ -200,13 +203,14 @@ func (s *sseTap) Read(p []byte) (int, error) {
 func (s *sseTap) note(line []byte) {
 	data, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data:"))
 	if !ok || !bytes.Contains(data, []byte(`"error"`)) && !bytes.Contains(data, []byte(`"refusal":"`)) &&
-		!bytes.Contains(data, []byte(`"tool_calls"`)) {
+		!bytes.Contains(data, []byte(`"tool_calls"`)) && !bytes.Contains(data, []byte(`"content"`)) {
 		return
 	}
 	var ev struct {
 		Error   *struct{ Type, Message string } `json:"error"`
 		Choices []struct {
 			Delta struct {
+				Content   string
 				Refusal   string
 				ToolCalls []struct {
 					Index    int
@@ -217,6 +221,14 @@ func (s *sseTap) note(line []byte) {
 		} `json:"choices"`
 	}
 	if json.Unmarshal(data, &ev) != nil {
+		return
+	}
+	if len(ev.Choices) > 0 && ev.Choices[0].Delta.Content != "" {
+		s.st.mu.Lock()
+		s.st.text = append(s.st.text, ev.Choices[0].Delta.Content)
+		s.st.mu.Unlock()
+	}
+	if ev.Error == nil && (len(ev.Choices) == 0 || ev.Choices[0].Delta.Refusal == "" && len(ev.Choices[0].Delta.ToolCalls) == 0) {
 		return
 	}
 	s.st.setWire(func(w *wireReply) {
@@ -248,4 +260,20 @@ func (s *sseTap) note(line []byte) {
 			c.args = append(c.args, tc.Function.Arguments...)
 		}
 	})
+}
+
+// streamText returns the next piece of a tapped stream's text that the
+// streaming function has not had, and false when there is none; tapped
+// reports whether the stream is tapped at all.
+func (st *callState) streamText() (text string, ok, tapped bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.next == len(st.text) {
+		st.text, st.next = st.text[:0], 0
+		return "", false, st.tapped
+	}
+	text = st.text[st.next]
+	st.text[st.next] = ""
+	st.next++
+	return text, true, st.tapped
 }
