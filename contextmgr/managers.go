@@ -27,9 +27,9 @@ const DefaultBuffer = 5000
 // kept whole, for the default manager to keep a truncated message.
 const minTruncateTokens = 50
 
-// ErrNoSummarizer is returned by the summary manager when Input.Summarize is
-// nil.
-var ErrNoSummarizer = errors.New("contextmgr: the summary manager needs a summarizer (Input.Summarize is nil)")
+// ErrNoSummarizer is the problem of the summary manager's [FitError] when
+// Input.Summarize is nil.
+var ErrNoSummarizer = errors.New("no summarizer (Input.Summarize is nil)")
 
 // budget is the token budget of the default and summary managers.
 type budget struct {
@@ -89,9 +89,11 @@ type prepared struct {
 	tools  int // of the tool declarations
 }
 
-func prepare(ctx context.Context, in Input) (prepared, error) {
+// prepare counts the messages of in for the manager of type typ; an
+// error is a *[FitError].
+func prepare(ctx context.Context, typ string, in Input) (prepared, error) {
 	if err := ctx.Err(); err != nil {
-		return prepared{}, err
+		return prepared{}, &FitError{Type: typ, Err: err}
 	}
 	p := prepared{tok: in.Tokens, enc: EncodingFor(in.Model), counts: make([]int, len(in.Messages))}
 	if p.tok == nil {
@@ -99,7 +101,7 @@ func prepare(ctx context.Context, in Input) (prepared, error) {
 	}
 	for i, m := range in.Messages {
 		if m == nil {
-			return prepared{}, fmt.Errorf("contextmgr: message %d is nil", i)
+			return prepared{}, &FitError{Type: typ, Err: fmt.Errorf("message %d is nil", i)}
 		}
 		p.counts[i] = p.tok.countMessage(p.enc, m)
 		p.total += p.counts[i]
@@ -186,7 +188,7 @@ func newDefault(cfg map[string]any) (Manager, error) {
 // from the front if it is a single message and more than 50 tokens of the
 // limit remain.
 func (d defaultManager) Fit(ctx context.Context, in Input) (Result, error) {
-	p, err := prepare(ctx, in)
+	p, err := prepare(ctx, "default", in)
 	if err != nil {
 		return Result{}, err
 	}
@@ -286,7 +288,7 @@ func newWindow(cfg map[string]any) (Manager, error) {
 // Fit keeps the first message and the last n messages, reaching further back
 // when the window would otherwise separate tool results from their call.
 func (w windowManager) Fit(ctx context.Context, in Input) (Result, error) {
-	p, err := prepare(ctx, in)
+	p, err := prepare(ctx, "window", in)
 	if err != nil {
 		return Result{}, err
 	}

@@ -588,3 +588,42 @@ func TestNewConfigError(t *testing.T) {
 		}
 	}
 }
+
+// Every error of a built-in manager's Fit is a *FitError naming the
+// manager once, under the package's prefix, whatever the problem.
+func TestFitErrorNamesManagerOnce(t *testing.T) {
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	boom := errors.New("boom")
+	fails := func(context.Context, []*dialog.Message) (*dialog.Message, error) { return nil, boom }
+	long := []*dialog.Message{msg(dialog.RoleSystem, "S", 100)}
+	for i := range 6 {
+		long = append(long, msg(dialog.RoleUser, fmt.Sprint(i), 100))
+	}
+	nilMsg := []*dialog.Message{msg(dialog.RoleSystem, "S", 10), nil}
+	for _, tt := range []struct {
+		typ   string
+		ctx   context.Context
+		in    Input
+		is    error
+		error string
+	}{
+		{"default", canceled, Input{}, context.Canceled, "contextmgr: default: context canceled"},
+		{"window", context.Background(), Input{Messages: nilMsg}, nil, "contextmgr: window: message 1 is nil"},
+		{"default", context.Background(), Input{Messages: nilMsg}, nil, "contextmgr: default: message 1 is nil"},
+		{"summary", context.Background(), Input{Messages: long}, ErrNoSummarizer, "contextmgr: summary: no summarizer (Input.Summarize is nil)"},
+		{"summary", context.Background(), Input{Messages: long, Summarize: fails}, boom, "contextmgr: summary: summarising 4 messages: boom"},
+	} {
+		cfg := map[string]any{"type": tt.typ}
+		if tt.typ != "window" {
+			cfg["max_tokens"], cfg["buffer"] = 500, 0
+		}
+		m := mustNew(t, cfg)
+		tt.in.Model, tt.in.Tokens = "gpt-4o", NewCharTokenizer(1)
+		_, err := m.Fit(tt.ctx, tt.in)
+		var fe *FitError
+		if !errors.As(err, &fe) || fe.Type != tt.typ || err.Error() != tt.error || (tt.is != nil && !errors.Is(err, tt.is)) {
+			t.Errorf("%s: err = %v, want a *FitError reading %q", tt.typ, err, tt.error)
+		}
+	}
+}

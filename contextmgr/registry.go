@@ -36,6 +36,20 @@ func (e *ConfigError) Error() string {
 // Unwrap returns the problem.
 func (e *ConfigError) Unwrap() error { return e.Err }
 
+// A FitError is an error of a built-in manager's Fit: the type of the
+// manager that failed and the problem, which wraps a context's error, a
+// summarizer's error or [ErrNoSummarizer]. It reads "contextmgr: TYPE:
+// problem"; a caller that names the manager itself shows Err.
+type FitError struct {
+	Type string // the registered name of the manager type
+	Err  error  // the problem
+}
+
+func (e *FitError) Error() string { return "contextmgr: " + e.Type + ": " + e.Err.Error() }
+
+// Unwrap returns the problem.
+func (e *FitError) Unwrap() error { return e.Err }
+
 var factories = registry.New[Factory]("context manager type", "context manager types", ErrUnknownType)
 
 // Register makes a context manager available to [New] under name, a path

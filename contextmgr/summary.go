@@ -38,14 +38,14 @@ func newSummary(cfg map[string]any) (Manager, error) {
 // summary when there is one, and in parts that each fit the limit, so
 // that no summarizer call is sent more than the model could take.
 //
-// Fit returns [ErrNoSummarizer] when in.Summarize is nil, whether or not a
-// summary is needed, so that a misconfigured agent fails on its first
-// call.
+// Fit fails with [ErrNoSummarizer] when in.Summarize is nil, whether or
+// not a summary is needed, so that a misconfigured agent fails on its
+// first call.
 func (s summaryManager) Fit(ctx context.Context, in Input) (Result, error) {
 	if in.Summarize == nil {
-		return Result{}, ErrNoSummarizer
+		return Result{}, &FitError{Type: "summary", Err: ErrNoSummarizer}
 	}
-	p, err := prepare(ctx, in)
+	p, err := prepare(ctx, "summary", in)
 	if err != nil {
 		return Result{}, err
 	}
@@ -88,7 +88,7 @@ func (s summaryManager) Fit(ctx context.Context, in Input) (Result, error) {
 	}
 	sum, err := summarise(ctx, in.Summarize, p, msgs, prev, from, start, limit)
 	if err != nil {
-		return Result{}, fmt.Errorf("contextmgr: summarising %d messages: %w", start-1, err)
+		return Result{}, &FitError{Type: "summary", Err: fmt.Errorf("summarising %d messages: %w", start-1, err)}
 	}
 	s.memo.add(in.Dialog, in.Model, msgs[:start], sum)
 	sumTokens := p.tok.countMessage(p.enc, sum)

@@ -763,6 +763,10 @@ func (a *Agent) fit(ctx context.Context, work *dialog.Dialog, tools []*dialog.Fu
 			return a.summarize(ctx, work, lim, s, old)
 		}})
 	if err != nil {
+		var fe *contextmgr.FitError
+		if errors.As(err, &fe) {
+			err = fe.Err // named below: not "context manager summary: contextmgr: summary: ..."
+		}
 		return nil, nil, fmt.Errorf("context manager %s: %w", a.ContextName, err)
 	}
 	if err := checkToolResults(res.Messages); err != nil {

@@ -107,3 +107,28 @@ func TestRespondWithSummaryManager(t *testing.T) {
 		t.Fatalf("%d model calls for 12 turns and %d summaries written", count(recs, logs.KindModelCall), written)
 	}
 }
+
+// A built-in context manager that fails is named once, as the agent
+// names it: "context manager summary: summarising ...", not with the
+// package's prefix under it.
+func TestContextManagerErrorNamedOnce(t *testing.T) {
+	m := openMock(t, provider.MockConfig{Rules: []provider.MockRule{
+		{Match: "Summarise the conversation", Reply: provider.MockReply{Text: " "}},
+	}})
+	cm, err := contextmgr.New(map[string]any{"type": "summary", "max_tokens": 300, "buffer": 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := newAgent(t, m, dialog.MustPrompt("sys", "You chat."))
+	a.ModelName, a.Context, a.ContextName = "mock/scripted", cm, "summary"
+	for i := range 12 {
+		a.Receive(strings.Repeat("number talk ", 20) + string(rune('a'+i)))
+		if _, _, err = a.Respond(t.Context()); err != nil {
+			break
+		}
+	}
+	const want = "context manager summary: summarising "
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Count(err.Error(), "summary") != 2 || strings.Contains(err.Error(), "contextmgr") {
+		t.Fatalf("err = %v, want one naming the manager once: %q...", err, want)
+	}
+}
