@@ -43,7 +43,8 @@ type Options struct {
 	Set []string
 	// RunTools runs the tactic's tools again, where a replay serves the
 	// results its recording holds, to see whether a changed tool changes
-	// the run.
+	// the run. Tools that cannot run again (see [ServeRecorded]: the
+	// ask_user of a turn of lllm serve) are served all the same.
 	RunTools bool
 }
 
@@ -55,8 +56,9 @@ type Report struct {
 	Calls    int // calls served from the recording
 	Recorded int // calls in the recording
 	// Tools is how many tool calls were served from the recording, and
-	// ToolsRun how many the recording does not hold, which ran their tool
-	// (both zero with Options.RunTools, where every tool runs).
+	// ToolsRun how many ran their tool: calls the recording does not
+	// hold, and with Options.RunTools every call but those of the tools
+	// a tactic marked with [ServeRecorded].
 	Tools, ToolsRun int
 	// Divergence is the first call the recording could not serve, or the
 	// first recorded call the replay never made; nil when the replay
@@ -133,16 +135,14 @@ func Run(ctx context.Context, rec *Recording, opts Options) (*Report, error) {
 	if err := json.Unmarshal(rec.Start.Task, &task); err != nil {
 		return nil, &tactics.ConfigError{Err: fmt.Errorf("run %s: its task is not text (%.40s), so lllm cannot pass it to the tactic again", rec.Run.ID, rec.Start.Task)}
 	}
-	ctx, cancel := context.WithCancelCause(context.WithValue(ctx, recordingKey{}, rec))
+	tools := newToolServer(rec, opts.RunTools)
+	ctx = context.WithValue(context.WithValue(ctx, recordingKey{}, rec), toolServerKey{}, tools)
+	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	model := NewModel(rec, func(d *Divergence) { cancel(d) })
 	root := opts.LogDir
 	if root == "" {
 		root = filepath.Dir(rec.Run.Dir)
-	}
-	var tools *toolServer
-	if !opts.RunTools {
-		tools = newToolServer(rec)
 	}
 	res, err := tactics.Run(ctx, cfg, task, tactics.RunOptions{
 		LogDir:  root,
@@ -154,7 +154,7 @@ func Run(ctx context.Context, rec *Recording, opts Options) (*Report, error) {
 		Models: func(context.Context, config.Agent, provider.Config) (provider.Model, error) {
 			return model, nil
 		},
-		CallTool: tools.callTool(),
+		CallTool: tools.call,
 	})
 	if err != nil {
 		return nil, err

@@ -203,6 +203,39 @@ func TestReplayServedTurnTwice(t *testing.T) {
 	}
 }
 
+// Under --run-tools the conversation tools are still served from the
+// log: a turn that asked the user replays without asking anyone (there is
+// no one to ask, nor a service), with the recorded answer, and so does one
+// that called recall, whose archives the replay does not have.
+func TestReplayServedTurnWithRunTools(t *testing.T) {
+	sr := serve(t)
+	if err := os.RemoveAll(sr.store); err != nil {
+		t.Fatal(err)
+	}
+	for name, run := range map[string]*logs.Run{"ask": sr.ask, "recall": sr.recall} {
+		t.Run(name, func(t *testing.T) {
+			rep := replayRun(t, run, replay.Options{LogDir: t.TempDir(), RunTools: true})
+			if rep.Divergence != nil || rep.Run.Status != logs.StatusOK || rep.Calls != rep.Recorded {
+				t.Fatalf("divergence %v, status %s (%s), served %d of %d calls", rep.Divergence, rep.Run.Status, rep.Run.Error, rep.Calls, rep.Recorded)
+			}
+			if rep.Tools != 1 || rep.ToolsRun != 0 {
+				t.Errorf("tools %d served, %d run; want the conversation tool served", rep.Tools, rep.ToolsRun)
+			}
+			var got string
+			if err := json.Unmarshal(rep.Run.Result, &got); err != nil || got != recorded(t, run) {
+				t.Fatalf("result %s (%v), recorded %q", rep.Run.Result, err, recorded(t, run))
+			}
+			again, err := logs.Open(rep.Run.Dir, rep.Run.Dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, b := strings.Join(toolResults(t, again), "\n"), strings.Join(toolResults(t, run), "\n"); a != b {
+				t.Fatalf("the replay's tool calls:\n%s\nrecorded:\n%s", a, b)
+			}
+		})
+	}
+}
+
 // With --set, a served turn diverges where the change takes effect: a new
 // system prompt at the first call of the primary, with the prompt in the
 // diff; new sampling params at a guest's first call; a compaction's

@@ -46,8 +46,8 @@ mock:
 		t.Fatal("the replay ran the tool")
 	}
 	rep = replayRun(t, run, replay.Options{LogDir: t.TempDir(), RunTools: true})
-	if d := rep.Divergence; d == nil || !strings.Contains(d.Diff, fmt.Sprint("tick ", before+1)) {
-		t.Fatalf("with RunTools: divergence %v", d)
+	if d := rep.Divergence; d == nil || !strings.Contains(d.Diff, fmt.Sprint("tick ", before+1)) || rep.Tools != 0 || rep.ToolsRun != 1 {
+		t.Fatalf("with RunTools: divergence %v, tools %d served %d run", d, rep.Tools, rep.ToolsRun)
 	}
 	if ticks.Load() != before+1 {
 		t.Fatalf("with RunTools the tool ran %d times, want once", ticks.Load()-before)

@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
-	"sync"
 
 	"github.com/lllm-go/lllm/dialog"
-	"github.com/lllm-go/lllm/logs"
 	"github.com/lllm-go/lllm/replay"
 	"github.com/lllm-go/lllm/tactics"
 )
@@ -20,8 +17,9 @@ import (
 // from the messages its log's dialog began with (RunParams.History), so
 // that the replay needs neither the store nor the server. The questions
 // it asked with ask_user, and what recall found in the archives, are
-// served from the log's tool calls: no one is asked again, and the
-// archives as they are now do not matter.
+// served from the log's tool calls, under --run-tools too
+// (replay.ServeRecorded): no one is asked again, and the archives as they
+// are now do not matter.
 func init() {
 	tactics.RegisterReplayOnly(RunTactic, func(params map[string]any) (tactics.Tactic, error) { return newServedRun(RunTactic, params) })
 	tactics.RegisterReplayOnly(CompactTactic, func(params map[string]any) (tactics.Tactic, error) { return newServedRun(CompactTactic, params) })
@@ -112,16 +110,16 @@ func (t *servedRun) Call(ctx context.Context, s *tactics.Session, task string) (
 		a.System = a.System.WithoutTools()
 		a.Limits = textOnly(a.Limits)
 	} else {
-		tools := &recordedTools{agent: a.Name, calls: rec.ToolCalls()}
-		recall, ask, err := conversationTools(
-			func(_ context.Context, in recallArgs) (string, error) { return served(tools, recallName, in) },
-			func(_ context.Context, in askArgs) (string, error) { return served(tools, askName, in) })
+		// The replay serves their calls from the log; these run only
+		// for a call it does not hold.
+		recall, ask, err := conversationTools(unrecorded[recallArgs](rec, a.Name, recallName), unrecorded[askArgs](rec, a.Name, askName))
 		if err != nil {
 			return nil, err
 		}
 		if a.System, err = withTools(a.System, recall, ask); err != nil {
 			return nil, fmt.Errorf("%s: %w", tactics.AgentLabel(a.Name), err)
 		}
+		replay.ServeRecorded(ctx, recall, ask)
 	}
 	reply, err := answerWithAgent(ctx, a, t.p.Sender, t.p.CWD, history)
 	if err != nil {
@@ -149,41 +147,12 @@ func (t *servedRun) history(rec *replay.Recording) ([]dialog.Message, error) {
 	return out, nil
 }
 
-// recordedTools serves the results of a run's conversation tools from
-// its log: each call gets the result of the first recorded call of that
-// tool, by that agent, with the same arguments, that no call got yet.
-type recordedTools struct {
-	agent string
-
-	mu    sync.Mutex
-	calls []*logs.ToolCall // in log order; nil once served
-}
-
-// served returns what the recorded call of the tool name with the
-// arguments in returned: its text, or its error.
-func served[In comparable](r *recordedTools, name string, in In) (string, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i, c := range r.calls {
-		if c == nil || c.Agent != r.agent || c.Name != name || c.Repeated || !replay.RanTool(c) {
-			continue
-		}
-		var args In
-		if json.Unmarshal(c.Arguments, &args) != nil || args != in {
-			continue
-		}
-		r.calls[i] = nil
-		if c.Error != "" {
-			return "", errors.New(c.Error)
-		}
-		// The result is "Return of calling function NAME with arguments
-		// ARGS:" and a line break, then what the tool returned.
-		_, out, ok := strings.Cut(c.Result, "\n")
-		if !ok {
-			return "", fmt.Errorf("the recorded result of this %s call is not one a tool returned: %.80q", name, c.Result)
-		}
-		return out, nil
+// unrecorded is the conversation tool name of a replay, for a call of
+// agent that the replay could not serve from rec: it fails, never asking
+// a person nor reading archives.
+func unrecorded[In any](rec *replay.Recording, agent, name string) func(context.Context, In) (string, error) {
+	return func(_ context.Context, in In) (string, error) {
+		b, _ := json.Marshal(in)
+		return "", fmt.Errorf("the log of run %s has no %s call of %s with the arguments %s whose result a replay could serve", rec.Run.ID, name, agent, b)
 	}
-	b, _ := json.Marshal(in)
-	return "", fmt.Errorf("the recording has no %s call of %s with the arguments %s whose result a replay could serve", name, r.agent, b)
 }

@@ -28,7 +28,8 @@ func newReplayCmd(opts *options) *cobra.Command {
 		Long: `Run a recorded run's tactic again, with the config and task its log
 recorded, serving every model call from the recorded replies and every
 tool call from the recorded results: no network, no API key, no tool side
-effects, and the same result. --run-tools runs the tools again instead.
+effects, and the same result. --run-tools runs the tools again instead,
+except those that cannot run again (a served turn's ask_user and recall).
 
 Calls are matched by position (agent, dialog alias, call number, attempt)
 and checked against the recorded request digest, so samples at a
@@ -98,7 +99,7 @@ type replayJSON struct {
 	Calls      int             `json:"calls"`
 	Recorded   int             `json:"recorded"`
 	Tools      int             `json:"tools"`     // tool calls served from the recording
-	ToolsRun   int             `json:"tools_run"` // tool calls the recording does not hold, run`
+	ToolsRun   int             `json:"tools_run"` // tool calls that ran their tool
 	Divergence *divergenceJSON `json:"divergence"`
 	// As lllm run -o json has them: the replay's result, its calls' cost
 	// (the log's cost object), which for calls served from the recording
