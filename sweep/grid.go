@@ -170,16 +170,50 @@ func buildCells(points []Point, load func() (*config.Config, error), base map[st
 	return cells, nil
 }
 
-// checkPath refuses an axis path that is not in the base config when a
-// path that is lies close to it (a likely typo). A path that is far from
-// every existing one is left to config.Set and the tactic's checks, since
-// axes may add keys (model_args.seed, params.n).
+// checkPath refuses an axis path that is not in the base config when its
+// first segment the config lacks lies close to a key beside it (a likely
+// typo: model_argz for model_args). Any other path is left to config.Set
+// and the tactic's checks, since axes may add keys (model_args.seed,
+// params.n): the segment is compared with its siblings only, as a whole
+// path would be close to its own parent (global.model_args.top_p is six
+// edits from global.model_args).
 func checkPath(path string, base map[string]any, known []string) error {
 	if slices.Contains(known, path) || hasPrefixPath(known, path) {
 		return nil
 	}
-	if s, ok := suggest.Closest(path, known); ok {
-		return fmt.Errorf("%s is not in the config (did you mean %q?)", path, s)
+	segs := strings.Split(path, ".")
+	prefix := ""
+	for i, seg := range segs {
+		p := seg
+		if i > 0 {
+			p = prefix + "." + seg
+		}
+		if slices.Contains(known, p) {
+			prefix = p
+			continue
+		}
+		var siblings []string
+		for _, k := range known {
+			rest := k
+			if i > 0 {
+				var ok bool
+				if rest, ok = strings.CutPrefix(k, prefix+"."); !ok {
+					continue
+				}
+			}
+			if !strings.Contains(rest, ".") {
+				siblings = append(siblings, rest)
+			}
+		}
+		s, ok := suggest.Closest(seg, siblings)
+		if !ok {
+			return nil
+		}
+		guess := strings.Join(append([]string{s}, segs[i+1:]...), ".")
+		if i > 0 {
+			guess = prefix + "." + guess
+		}
+		return fmt.Errorf("%s is not in the config (did you mean %q?)", path, guess)
 	}
 	return nil
 }

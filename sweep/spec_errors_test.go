@@ -183,3 +183,39 @@ zip:
 		{file: "sweep.yaml", line: 10, msgPrefix: `axis global.yyyyyyyyqqq: unknown key "yyyyyyyyqqq" in global`},
 	})
 }
+
+// An axis may add a key the base config does not set (model_args.top_p,
+// seed, a context manager's setting): only a segment close to a key
+// beside it is a typo.
+func TestSweepAxisAddsKeys(t *testing.T) {
+	path := writeSweep(t, `config: config.yaml
+dataset: rows.jsonl
+scorers: [exact]
+axes:
+  global.model_args.top_p: [0.5, 0.9]
+  global.model_args.seed: [1, 2]
+  agent_configs.assistant.model_args.top_p: [0.2, 0.3]
+`, map[string]string{})
+	spec, err := LoadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(context.Background(), spec, Options{Dir: filepath.Join(filepath.Dir(path), "out")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.Plan().Cells); n != 8 {
+		t.Errorf("%d cells, want 8", n)
+	}
+	path = writeSweep(t, `config: config.yaml
+dataset: rows.jsonl
+scorers: [exact]
+axes:
+  global.model_args.tempreature: [0.5]
+  agent_configs.asistant.model_args.temperature: [0.5]
+`, map[string]string{})
+	checkPlaces(t, specProblems(t, path), []place{
+		{file: "sweep.yaml", line: 5, msgPrefix: `axis global.model_args.tempreature is not in the config (did you mean "global.model_args.temperature"?)`},
+		{file: "sweep.yaml", line: 6, msgPrefix: `axis agent_configs.asistant.model_args.temperature is not in the config (did you mean "agent_configs.assistant.model_args.temperature"?)`},
+	})
+}
