@@ -76,8 +76,13 @@ func readJSONL(r io.Reader, path string, d DatasetSpec) ([]Row, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	var rows []Row
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
+	n := 1
+	for ; sc.Scan(); n++ {
+		line := sc.Bytes()
+		if n == 1 {
+			line = bytes.TrimPrefix(line, []byte("\ufeff")) // a byte order mark, as some editors write
+		}
+		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
 		}
@@ -90,6 +95,11 @@ func readJSONL(r io.Reader, path string, d DatasetSpec) ([]Row, error) {
 			}
 			return nil, errorAt(path, n, "not a JSON object: %s", strings.TrimPrefix(err.Error(), "json: "))
 		}
+		// One object a line: a second one (two rows run together) or
+		// anything else after it would be silently dropped.
+		if _, err := dec.Token(); err != io.EOF {
+			return nil, errorAt(path, n, "more than one JSON value on the line, after byte %d: put one row a line", dec.InputOffset())
+		}
 		row, err := makeRow(obj, n, d)
 		if err != nil {
 			return nil, &config.Error{File: path, Line: n, Err: err}
@@ -97,6 +107,9 @@ func readJSONL(r io.Reader, path string, d DatasetSpec) ([]Row, error) {
 		rows = append(rows, row)
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, errorAt(path, n, "the line is over %d MiB, the most a row may have", maxLine>>20)
+		}
 		return nil, fmt.Errorf("dataset %s: %w", path, err)
 	}
 	return rows, nil

@@ -224,11 +224,17 @@ func TestDatasetErrors(t *testing.T) {
 		{"noinput.jsonl", `{"id": 1, "question": "a"}`, `noinput.jsonl:1: no "input"`},
 		{"noid.csv", "id,input\n1,a\n,b\n", `noid.csv:3: no "id"`},
 		{"empty.jsonl", "\n", "has no rows"},
+		{"two.jsonl", `{"id": 1, "input": "a"}{"id": 2, "input": "b"}` + "\n", `two.jsonl:1: more than one JSON value on the line`},
+		{"junk.jsonl", `{"id": 1, "input": "a"}` + "\n" + `{"id": 2, "input": "b"} x` + "\n", `junk.jsonl:2: more than one JSON value`},
+		{"long.jsonl", `{"id": 1, "input": "a"}` + "\n" + `{"id": 2, "input": "` + strings.Repeat("x", maxLine) + `"}`, `long.jsonl:2: the line is over 64 MiB`},
 	} {
 		_, err := LoadDataset(write(c.name, c.body), DatasetSpec{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
+	}
+	if rows, err := LoadDataset(write("bom.jsonl", "\ufeff"+`{"id": "a", "input": "x"}`+"\n"), DatasetSpec{}); err != nil || len(rows) != 1 || rows[0].ID != "a" {
+		t.Errorf("JSONL with a byte order mark: %v, %+v", err, rows)
 	}
 	rows, err := LoadDataset(write("ok.csv", "key,q,a\nk1,\"What, then?\",7\n"), DatasetSpec{ID: "key", Task: "Q: {q}", Expected: "a"})
 	if err != nil || len(rows) != 1 || rows[0].ID != "k1" || rows[0].Task != "Q: What, then?" || rows[0].Expected != "7" {
