@@ -69,6 +69,16 @@ type Options struct {
 	// nothing written) and the log is fsynced when a turn ends (Sync),
 	// after a compaction marker and at Close.
 	SyncEach bool
+	// TrashRetention, when positive, is how long a deleted conversation
+	// stays in the trash (see Store.Delete): the folders of those deleted
+	// longer ago are removed when the store opens and then every hour
+	// while it is open, each removal logged. Zero keeps the trash for
+	// ever; lllm serve keeps it DefaultTrashRetention.
+	TrashRetention time.Duration
+
+	// trashSweep is how often the trash is emptied; 0 is hourly (tests
+	// shorten it).
+	trashSweep time.Duration
 }
 
 // Store holds the conversations under a data directory. It is safe for
@@ -82,6 +92,11 @@ type Store struct {
 	convs    map[key]*Conversation
 	warnings []string
 	closed   bool
+
+	// stopSweep, when the trash is emptied periodically, is closed by
+	// Close, which then waits for swept to be.
+	stopSweep chan struct{}
+	swept     chan struct{}
 
 	// beforeMarker, when set (by tests), runs after an archive is written
 	// and before its marker is.
@@ -101,7 +116,9 @@ var errInUse = errors.New("in use")
 // does not exist, and holds it locked until Close: a second Store on the
 // same directory, in this process or another, is an error. A torn last
 // line of a log is skipped with a warning; any other unreadable record is
-// an error naming the file and line, every such file at once.
+// an error naming the file and line, every such file at once. With
+// Options.TrashRetention, the trash is emptied of what is older before
+// Open returns, and then hourly until Close.
 func Open(dir string, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -136,6 +153,15 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, errors.Join(errs...)
 	}
 	ok = true
+	if opts.TrashRetention > 0 {
+		s.emptyTrash(time.Now())
+		every := opts.trashSweep
+		if every <= 0 {
+			every = trashSweepInterval
+		}
+		s.stopSweep, s.swept = make(chan struct{}), make(chan struct{})
+		go s.sweepTrash(every, s.stopSweep, s.swept)
+	}
 	return s, nil
 }
 
@@ -299,8 +325,8 @@ func (s *Store) List() []Summary {
 	return out
 }
 
-// Close fsyncs and closes every conversation's log and frees the data
-// directory. The store refuses further writes.
+// Close fsyncs and closes every conversation's log, stops emptying the
+// trash and frees the data directory. The store refuses further writes.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -313,6 +339,10 @@ func (s *Store) Close() error {
 		cs = append(cs, c)
 	}
 	s.mu.Unlock()
+	if s.stopSweep != nil {
+		close(s.stopSweep)
+		<-s.swept // no removal goes on once the data dir is free
+	}
 	var errs []error
 	for _, c := range cs {
 		errs = append(errs, c.log.close(errClosed))

@@ -32,6 +32,10 @@ type Config struct {
 	AskUserTimeout time.Duration
 	// MaxContentBytes is params.max_content_bytes (zero when unset).
 	MaxContentBytes int
+	// TrashRetention is params.trash_retention, how long deleted
+	// conversations stay in the trash (conversation.Options.TrashRetention):
+	// conversation.DefaultTrashRetention when unset, 0 for ever.
+	TrashRetention time.Duration
 	// DataDir is params.data_dir resolved against the config's directory,
 	// or "" when unset.
 	DataDir string
@@ -49,6 +53,7 @@ type serveParams struct {
 	AskUserTimeout  string                `yaml:"ask_user_timeout"`
 	MaxContentBytes int                   `yaml:"max_content_bytes"`
 	DataDir         string                `yaml:"data_dir"`
+	TrashRetention  string                `yaml:"trash_retention"`
 	Agents          map[string]agentParam `yaml:"agents"`
 }
 
@@ -68,6 +73,7 @@ type agentParam struct {
 //	  ask_user_timeout: 5m       # how long ask_user waits for a reply
 //	  max_content_bytes: 65536   # the largest message a client may send
 //	  data_dir: conversations    # relative to this file; --data-dir wins
+//	  trash_retention: 720h      # how long deleted conversations are kept; 0: for ever
 //	  agents:                    # per agent, all optional
 //	    assistant: {compact_tokens: 4000, guests: [critic]}
 //
@@ -153,6 +159,14 @@ func serveParamsOf(cfg *config.Config, out *Config) (serveParams, []error) {
 			errs = append(errs, cfg.Errorf([]string{"params", "ask_user_timeout"}, "params.ask_user_timeout %q: want a positive duration such as 5m", p.AskUserTimeout))
 		}
 		out.AskUserTimeout = d
+	}
+	out.TrashRetention = conversation.DefaultTrashRetention
+	if p.TrashRetention != "" {
+		d, err := time.ParseDuration(p.TrashRetention)
+		if err != nil || d < 0 {
+			errs = append(errs, cfg.Errorf([]string{"params", "trash_retention"}, "params.trash_retention %q: want a duration such as 720h (30 days), or 0 to keep deleted conversations for ever", p.TrashRetention))
+		}
+		out.TrashRetention = d
 	}
 	if p.DataDir != "" {
 		out.DataDir = p.DataDir

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lllm-go/lllm/runtime/config"
 	"github.com/lllm-go/lllm/tactics"
@@ -25,7 +26,7 @@ func TestLoadServeYAML(t *testing.T) {
 		a.Limits.MaxInterruptSteps != 1 || a.Context == nil || a.ContextName != "default" || cfg.Tokens == nil {
 		t.Fatalf("assistant built as %+v", a)
 	}
-	if !strings.HasSuffix(cfg.DataDir, "conversations") || cfg.MaxContentBytes != 65536 {
+	if !strings.HasSuffix(cfg.DataDir, "conversations") || cfg.MaxContentBytes != 65536 || cfg.TrashRetention != 720*time.Hour {
 		t.Fatalf("settings %+v", cfg)
 	}
 }
@@ -115,7 +116,7 @@ params:
 func TestConfigErrors(t *testing.T) {
 	for name, tc := range map[string]struct{ body, want string }{
 		"no agents":      {"tactic_type: serve\nglobal: {model_name: mock/x}\n", "agent_configs is empty"},
-		"unknown param":  {"tactic_type: serve\nglobal: {model_name: mock/x}\nagent_configs: [{name: a, system_prompt: Hi.}]\nparams: {bogus: 1}\n", `serve.yaml:4:10: unknown key "bogus" in params (one of: agents, ask_user_timeout, data_dir, max_content_bytes)`},
+		"unknown param":  {"tactic_type: serve\nglobal: {model_name: mock/x}\nagent_configs: [{name: a, system_prompt: Hi.}]\nparams: {bogus: 1}\n", `serve.yaml:4:10: unknown key "bogus" in params (one of: agents, ask_user_timeout, data_dir, max_content_bytes, trash_retention)`},
 		"bad mock":       {"tactic_type: serve\nglobal: {model_name: mock/x}\nagent_configs: [{name: a, system_prompt: Hi.}]\nmock: {latncy: 1s}\n", `serve.yaml:4:8: unknown key "latncy" in mock (did you mean "latency"?)`},
 		"no prompts dir": {"tactic_type: serve\nglobal: {model_name: mock/x}\nprompts_dir: missing\nagent_configs: [{name: a, system_prompt_path: greet}]\n", "missing"},
 	} {
@@ -128,5 +129,38 @@ func TestConfigErrors(t *testing.T) {
 				t.Fatalf("want an error with %q, got %v", tc.want, err)
 			}
 		})
+	}
+}
+
+// params.trash_retention is a duration, 30 days when unset, 0 to keep
+// the trash for ever; anything else is an error at its place.
+func TestConfigTrashRetention(t *testing.T) {
+	const head = "tactic_type: serve\nglobal: {model_name: mock/x}\nagent_configs: [{name: a, system_prompt: Hi.}]\n"
+	for _, tc := range []struct {
+		params string
+		want   time.Duration
+		err    string
+	}{
+		{"", 30 * 24 * time.Hour, ""},
+		{"params: {trash_retention: 48h}\n", 48 * time.Hour, ""},
+		{"params: {trash_retention: 0}\n", 0, ""},
+		{"params: {trash_retention: 30d}\n", 0, `serve.yaml:4:10: params.trash_retention "30d": want a duration such as 720h (30 days), or 0 to keep deleted conversations for ever`},
+		{"params: {trash_retention: -1h}\n", 0, `params.trash_retention "-1h"`},
+	} {
+		cfg, err := config.Parse(filepath.Join(t.TempDir(), "serve.yaml"), []byte(head+tc.params), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := FromConfig(context.Background(), cfg)
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: want an error with %q, got %v", tc.params, tc.err, err)
+			}
+		case err != nil:
+			t.Errorf("%q: %v", tc.params, err)
+		case got.TrashRetention != tc.want:
+			t.Errorf("%q: TrashRetention %v, want %v", tc.params, got.TrashRetention, tc.want)
+		}
 	}
 }

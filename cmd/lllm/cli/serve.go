@@ -35,6 +35,7 @@ type serveOptions struct {
 	*options
 	addr, config, dataDir, tokenEnv string
 	noLog                           bool
+	trashRetention                  time.Duration
 }
 
 func newServeCmd(opts *options) *cobra.Command {
@@ -59,6 +60,13 @@ the config's log_dir, else the runs folder of the data dir; --no-log writes
 none. Each run is labelled conversation=AGENT/SENDER, so lllm runs, tree,
 show and view work on them as on any run (give them the same --log-dir).
 
+A deleted conversation moves into the data dir's trash (DATA_DIR/.trash).
+What was deleted longer ago than the trash retention (--trash-retention,
+else the config's params.trash_retention, else 720h: 30 days) is removed
+when the server starts and then hourly, each removal logged; 0 keeps the
+trash for ever. Nothing outside the trash is removed, and no symbolic link
+is followed.
+
 The server listens on loopback only unless told otherwise; serving another
 address needs a bearer token, read from the environment variable that
 --token-env names. Ctrl-C stops the server cleanly: runs in flight are
@@ -77,6 +85,10 @@ cancelled (their partial replies are not stored) and every log is synced.`,
   lllm serve --config configs/serve.yaml --log-dir /data/logs/served
   lllm serve --config configs/serve.yaml --no-log
 
+  # Keep deleted conversations a week, or for ever
+  lllm serve --config configs/serve.yaml --trash-retention 168h
+  lllm serve --config configs/serve.yaml --trash-retention 0
+
   # On every interface, with a token clients send as "Authorization: Bearer ..."
   LLLM_TOKEN=$(openssl rand -hex 16) lllm serve --addr 0.0.0.0:7878 --token-env LLLM_TOKEN`,
 		Args: noArgs,
@@ -89,6 +101,7 @@ cancelled (their partial replies are not stored) and every log is synced.`,
 	fs.StringVar(&o.config, "config", "configs/serve.yaml", "the serve config: the `FILE` defining the agents")
 	fs.StringVar(&o.dataDir, "data-dir", "", "the `DIR` conversations are stored in (default: the config's params.data_dir, else ./conversations)")
 	fs.StringVar(&o.tokenEnv, "token-env", "", "require a bearer token, read from the environment variable `NAME`")
+	fs.DurationVar(&o.trashRetention, "trash-retention", 0, "remove deleted conversations from the trash once they are older than `DURATION`; 0 keeps them for ever (default: the config's params.trash_retention, else 720h)")
 	fs.BoolVar(&o.noLog, "no-log", false, "write no run logs of the served turns (default: under --log-dir, else the config's log_dir, else DATA_DIR/runs)")
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	_ = cmd.MarkFlagDirname("data-dir")
@@ -137,8 +150,15 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 	if err != nil {
 		return err
 	}
+	retention := cfg.TrashRetention
+	if cmd.Flag("trash-retention").Changed {
+		if o.trashRetention < 0 {
+			return usageErrorf(cmd, "--trash-retention %s is negative: give how long to keep deleted conversations, such as 720h, or 0 to keep them for ever", o.trashRetention)
+		}
+		retention = o.trashRetention
+	}
 	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-	store, err := conversation.Open(dataDir, conversation.Options{Logger: logger})
+	store, err := conversation.Open(dataDir, conversation.Options{Logger: logger, TrashRetention: retention})
 	if err != nil {
 		return err
 	}

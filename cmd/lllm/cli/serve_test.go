@@ -255,3 +255,44 @@ func TestServeWithoutDefaultConfig(t *testing.T) {
 	r := lllm(t, "serve", "--addr", "127.0.0.1:0")
 	wantError(t, r, ExitUsage, "no serve config at configs/serve.yaml, the default", "--config FILE")
 }
+
+// lllm serve empties the trash of what was deleted longer ago than
+// --trash-retention when it starts, logging each removal, and keeps the
+// rest; a negative retention is a usage error.
+func TestServeTrashRetention(t *testing.T) {
+	dir := t.TempDir()
+	stamp := func(age time.Duration) string { return time.Now().Add(-age).UTC().Format("20060102T150405.000000000Z") }
+	old := filepath.Join(dir, ".trash", "assistant", "alice", stamp(3*24*time.Hour))
+	recent := filepath.Join(dir, ".trash", "assistant", "bob", stamp(time.Hour))
+	for _, p := range []string{old, recent} {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out, errb := &syncBuffer{}, &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- Execute(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--config", "../../../configs/serve.yaml", "--data-dir", dir, "--trash-retention", "48h"}, out, errb)
+	}()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(out.String(), "listening on") && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("serve exit %d: %q %q", code, out.String(), errb.String())
+	}
+	if _, err := os.Stat(old); err == nil {
+		t.Error("the conversation deleted 3 days ago is still in the trash")
+	}
+	if _, err := os.Stat(recent); err != nil {
+		t.Errorf("the conversation deleted an hour ago: %v", err)
+	}
+	if !strings.Contains(errb.String(), "removed a deleted conversation from the trash") || !strings.Contains(errb.String(), filepath.Base(old)) {
+		t.Errorf("the removal was not logged: %q", errb.String())
+	}
+
+	r := lllm(t, "serve", "--config", "../../../configs/serve.yaml", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--trash-retention=-1h")
+	wantError(t, r, ExitUsage, "--trash-retention -1h0m0s is negative")
+}
