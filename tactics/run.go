@@ -591,6 +591,11 @@ func paramsOf(args map[string]any) (provider.Params, error) {
 			errs = append(errs, &settingError{[]string{"model_args", k}, fmt.Errorf("%s must be %s, not %s", k, want, v)})
 		}
 	}
+	// What every provider refuses fails the first call of a run: refuse
+	// it here, where lllm validate and a sweep's checks see it.
+	if p.MaxTokens != nil && *p.MaxTokens < 0 {
+		errs = append(errs, &settingError{[]string{"model_args", "max_tokens"}, fmt.Errorf("max_tokens must be 0 or more, not %d", *p.MaxTokens)})
+	}
 	return p, errors.Join(errs...)
 }
 

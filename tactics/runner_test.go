@@ -129,6 +129,20 @@ func TestPrepareConfigError(t *testing.T) {
 	}
 }
 
+// A negative max_tokens, which every provider refuses on the first call,
+// is a config problem at its place, found before any run.
+func TestPrepareNegativeMaxTokens(t *testing.T) {
+	cfg, err := config.Parse("neg.yaml", []byte("tactic_type: chat\nglobal: {model_name: mock/m, model_args: {max_tokens: -1}}\nagent_configs: [{name: assistant, system_prompt: x}]\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := tactics.Prepare(t.Context(), cfg, tactics.RunOptions{LogDir: t.TempDir()})
+	var ce *tactics.ConfigError
+	if r != nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), "neg.yaml:2:") || !strings.Contains(err.Error(), "max_tokens must be 0 or more, not -1") {
+		t.Fatalf("Prepare: %v, %v; want a *ConfigError placed at max_tokens", r, err)
+	}
+}
+
 // RunOptions.Retrying is told of every call an agent makes again.
 func TestRunReportsRetries(t *testing.T) {
 	cfg, err := config.Parse("retry.yaml", []byte(`
