@@ -175,8 +175,13 @@ func serveParamsOf(cfg *config.Config, out *Config) (serveParams, []error) {
 		}
 	}
 	names := make([]string, 0, len(cfg.Agents))
-	for _, ac := range cfg.Agents {
+	for i, ac := range cfg.Agents {
 		names = append(names, ac.Name)
+		// An agent names a folder of the data dir: the store refuses
+		// any other name, so lllm validate must too.
+		if err := conversation.CheckName("agent", ac.Name); err != nil && ac.Name != "" {
+			errs = append(errs, cfg.Errorf([]string{"agent_configs", strconv.Itoa(i), "name"}, "agent_configs[%d].name: %v", i, err))
+		}
 	}
 	// notAgent says that name is no agent of agent_configs.
 	notAgent := func(name string) string {
