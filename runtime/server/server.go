@@ -63,7 +63,16 @@ type Options struct {
 	// and clients with an idle timeout keep it open; zero means
 	// DefaultKeepAlive.
 	KeepAlive time.Duration
+	// WriteTimeout bounds each write of a stream: a client that reads
+	// nothing for that long (its socket buffers full) is cut off, and its
+	// run ends as for a client that went away, rather than holding the
+	// conversation busy, past a kill, until the connection dies; zero
+	// means DefaultWriteTimeout.
+	WriteTimeout time.Duration
 }
+
+// DefaultWriteTimeout is the WriteTimeout of Options that set none.
+const DefaultWriteTimeout = 30 * time.Second
 
 // DefaultKeepAlive is the KeepAlive of Options that set none: below the
 // 60 seconds idle timeout common to proxies.
@@ -299,11 +308,18 @@ func need(w http.ResponseWriter, req *request, names ...string) bool {
 
 // sse writes Server-Sent Events, committing the response on the first.
 type sse struct {
-	mu    sync.Mutex
-	w     http.ResponseWriter
-	rc    *http.ResponseController
-	begun bool
-	err   error
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration // for each write
+	begun   bool
+	err     error
+}
+
+// deadline bounds the next write, so that a client that stopped reading
+// cannot block the run forever.
+func (e *sse) deadline() {
+	_ = e.rc.SetWriteDeadline(time.Now().Add(e.timeout))
 }
 
 // keepAlive writes an SSE comment every interval once the stream has
@@ -319,6 +335,7 @@ func (e *sse) keepAlive(every time.Duration, stop <-chan struct{}, stopped chan<
 		case <-t.C:
 			e.mu.Lock()
 			if e.begun && e.err == nil {
+				e.deadline()
 				if _, err := io.WriteString(e.w, ": keep-alive\n\n"); err != nil {
 					e.err = err
 				} else if err := e.rc.Flush(); err != nil {
@@ -340,6 +357,7 @@ func (e *sse) emit(ev conversation.Event) error {
 	if e.err != nil {
 		return e.err
 	}
+	e.deadline()
 	if !e.begun {
 		h := e.w.Header()
 		h.Set("Content-Type", "text/event-stream")
@@ -371,12 +389,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	out := &sse{w: w, rc: http.NewResponseController(w)}
+	out := &sse{w: w, rc: http.NewResponseController(w), timeout: cmp.Or(s.opts.WriteTimeout, DefaultWriteTimeout)}
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	go out.keepAlive(cmp.Or(s.opts.KeepAlive, DefaultKeepAlive), stop, stopped)
 	_, err := s.svc.Run(r.Context(), rr, out.emit)
 	close(stop)
 	<-stopped // nothing is written after the handler returns
+	// The connection may serve another request: no deadline of ours on it.
+	defer func() { _ = out.rc.SetWriteDeadline(time.Time{}) }()
 	out.mu.Lock()
 	begun := out.begun
 	out.mu.Unlock()

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -500,5 +502,40 @@ func TestConversationOfAnAgentNoLongerServed(t *testing.T) {
 	}
 	if code, _ := f.do("GET", "/v1/conversations/oldagent/bob/messages", ""); code != 404 {
 		t.Fatalf("after delete: %d", code)
+	}
+}
+
+// A client that sends a stream request and then reads nothing does not
+// hold the conversation busy: once the socket buffers are full, a write
+// that cannot proceed for WriteTimeout ends the run as a client that went
+// away, and the next turn finds the conversation free.
+func TestStalledClientFreesTheConversation(t *testing.T) {
+	f := newFixture(t, t.TempDir(), Options{MaxContentBytes: 1 << 20, WriteTimeout: 200 * time.Millisecond, KeepAlive: time.Hour})
+	// Each word of the echo is an SSE event: megabytes of them, more than
+	// the socket buffers hold.
+	body, _ := json.Marshal(map[string]string{"agent": "assistant", "sender": "stuck", "content": strings.Repeat("x ", 150_000)})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(f.srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetReadBuffer(4096)
+	}
+	fmt.Fprintf(conn, "POST /v1/stream HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	deadline := time.Now().Add(10 * time.Second)
+	for !f.svc.Running("assistant", "stuck") && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	for f.svc.Running("assistant", "stuck") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if f.svc.Running("assistant", "stuck") {
+		t.Fatal("the run of a client that reads nothing still holds the conversation after 10 s")
+	}
+	_, _, ch := f.stream(`{"agent":"assistant","sender":"stuck","content":"again"}`)
+	evs := collect(ch)
+	if end := evs[len(evs)-1].ev; end.Type != "end" || end.Status != "ok" {
+		t.Fatalf("next turn: %+v", end)
 	}
 }
