@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -253,6 +254,7 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 				s.Zip = axes
 			}
 		default:
+			errs = append(errs, fractions(name, k.Value, v)...)
 			rest.Content = append(rest.Content, k, v)
 		}
 	}
@@ -276,6 +278,40 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 		return nil, &SpecError{errors.Join(errs...)}
 	}
 	return s, nil
+}
+
+// wholeKeys are the spec's keys that take whole numbers (a list of them
+// for pass_k, a map of them for provider_concurrency), which yaml.v3
+// would fill from a fraction by cutting it: repeats: 2.7 ran 2 repeats.
+var wholeKeys = map[string]bool{"repeats": true, "pass_k": true, "concurrency": true, "provider_concurrency": true,
+	"retries": true, "max_consecutive_errors": true}
+
+// fractions reports each number with a fraction given to key, at its
+// line (2.0 is 2).
+func fractions(file, key string, v *yaml.Node) []error {
+	if !wholeKeys[key] {
+		return nil
+	}
+	var errs []error
+	check := func(n *yaml.Node) {
+		var f float64
+		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!float" && (n.Decode(&f) != nil || f != math.Trunc(f)) {
+			errs = append(errs, errorAt(file, n.Line, "%s: %s: want a whole number", key, n.Value))
+		}
+	}
+	switch v.Kind {
+	case yaml.SequenceNode:
+		for _, n := range v.Content {
+			check(n)
+		}
+	case yaml.MappingNode:
+		for i := 1; i < len(v.Content); i += 2 {
+			check(v.Content[i])
+		}
+	default:
+		check(v)
+	}
+	return errs
 }
 
 // yamlErrors splits a decoding error into one *config.Error per problem,

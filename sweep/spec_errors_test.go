@@ -219,3 +219,25 @@ axes:
 		{file: "sweep.yaml", line: 6, msgPrefix: `axis agent_configs.asistant.model_args.temperature is not in the config (did you mean "agent_configs.assistant.model_args.temperature"?)`},
 	})
 }
+
+// A fraction where a whole number goes is a problem at its line, not cut
+// down: repeats: 2.7 ran 2 repeats, concurrency: 0.5 the default 8.
+// A whole number written 1.0 is 1.
+func TestSweepFractionsRefused(t *testing.T) {
+	path := writeSweep(t, `config: config.yaml
+dataset: rows.jsonl
+scorers: [exact]
+repeats: 2.7
+pass_k: [1, 1.5]
+concurrency: 0.5
+provider_concurrency: {mock: 2.5}
+retries: 1.0
+max_consecutive_errors: 3
+`, map[string]string{})
+	checkPlaces(t, specProblems(t, path), []place{
+		{file: "sweep.yaml", line: 4, msgPrefix: `repeats: 2.7: want a whole number`},
+		{file: "sweep.yaml", line: 5, msgPrefix: `pass_k: 1.5: want a whole number`},
+		{file: "sweep.yaml", line: 6, msgPrefix: `concurrency: 0.5: want a whole number`},
+		{file: "sweep.yaml", line: 7, msgPrefix: `provider_concurrency: 2.5: want a whole number`},
+	})
+}
