@@ -3,6 +3,7 @@ package sweep
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -584,6 +585,40 @@ func TestEdgeShardsPartitionAndMerge(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameTable(t, "4 shards merged differ from one run", merged, whole)
+}
+
+// A record of another directory whose run_dir leads out of its runs/
+// folder is refused: merge copies nothing from or to outside the two
+// sweep directories.
+func TestEdgeMergeRefusesRunDirOutside(t *testing.T) {
+	path := writeSweep(t, "config: config.yaml\ndataset: rows.jsonl\nscorers: [numeric]\n", map[string]string{})
+	root := t.TempDir()
+	src := filepath.Join(root, "b", "node")
+	run(t, path, Options{Dir: src})
+	if err := os.MkdirAll(filepath.Join(root, "secret"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "secret", "events.jsonl"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var rec Record
+	EachRecord(src, func(r *Record) error { rec = *r; return nil })
+	rec.RunDir = "../../secret"
+	rec.Finished = rec.Finished.Add(time.Hour)
+	line, _ := json.Marshal(&rec)
+	f, err := os.OpenFile(filepath.Join(src, SamplesFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(append(line, '\n'))
+	f.Close()
+	into := filepath.Join(root, "a", "deep", "into")
+	if _, _, err := Merge(into, src); err == nil || !strings.Contains(err.Error(), `run_dir "../../secret"`) {
+		t.Errorf("merge: %v, want the run_dir refused", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "a", "secret")); err == nil {
+		t.Errorf("merge copied a folder outside %s", into)
+	}
 }
 
 // Merging shards of different sweeps (other scorers, dataset or repeats)

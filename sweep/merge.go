@@ -49,6 +49,13 @@ func Merge(dir string, srcs ...string) (*Report, []string, error) {
 			var cerr error
 			if _, err := readRecords(f, func(r *Record) {
 				if cerr == nil && r.RunDir != "" {
+					// A run log is under runs/: a run_dir that climbs out
+					// (a hand-edited or hostile samples file) would have
+					// files copied from and to anywhere.
+					if !filepath.IsLocal(r.RunDir) || !strings.HasPrefix(filepath.ToSlash(filepath.Clean(r.RunDir)), RunsDir+"/") {
+						cerr = fmt.Errorf("%s: sample %s: run_dir %q is not a folder of %s/: not merged", f, r.Row, r.RunDir, RunsDir)
+						return
+					}
 					if err := copyDir(filepath.Join(d, r.RunDir), filepath.Join(dir, r.RunDir)); err != nil {
 						cerr = fmt.Errorf("copying the run log of sample %s: %w", r.Row, err)
 					}
