@@ -33,10 +33,15 @@ func (s *Sweep) Run(ctx context.Context) (*Report, error) {
 	if err := os.MkdirAll(filepath.Join(s.Dir, RunsDir), 0o755); err != nil {
 		return nil, fmt.Errorf("creating the sweep directory: %w", err)
 	}
+	release, err := lockRun(s.Dir, s.opts.Shard)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	suffix := s.opts.Shard.suffix()
 	// The cache file doubles as the lock that keeps two processes from
-	// running the same sweep (or shard) at once; it is opened even when
-	// caching is off.
+	// running the same shard at once; it is opened even when caching is
+	// off.
 	cache, err := OpenCache(filepath.Join(s.Dir, "cache"+suffix+".db"))
 	if err != nil {
 		return nil, err

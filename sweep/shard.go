@@ -45,6 +45,9 @@ func (s Shard) Has(cell, row string, repeat int) bool {
 	return h.Sum64()%uint64(s.Count) == uint64(s.Index)
 }
 
+// lockFile is the sweep directory's lock (see lockRun).
+const lockFile = ".lock"
+
 // suffix names the shard's files: "" or ".shard-I-of-N".
 func (s Shard) suffix() string {
 	if s.Count <= 1 {

@@ -1,0 +1,108 @@
+//go:build unix
+
+package sweep
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// lockRun takes the lock of the sweep directory dir for a run of shard
+// sh (the whole sweep when sh.Count <= 1), and returns its release. A
+// whole-sweep run holds it alone; shards hold it together, if they are
+// shards of one count: a shard of another count, or the whole sweep,
+// would run some of their samples again. The lock is an flock on
+// dir/.lock, which the OS releases however the process ends; the count
+// of the shards holding it is written in the file. A filesystem without
+// flock runs without the lock (the cache file's lock still keeps two
+// processes off one shard).
+func lockRun(dir string, sh Shard) (release func(), err error) {
+	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening the sweep's lock: %w", err)
+	}
+	release = func() { f.Close() }
+	// Taking the lock is a few steps; a second lock (on .lock.gate)
+	// keeps two processes from taking it at once.
+	gate, err := os.OpenFile(filepath.Join(dir, lockFile+".gate"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("opening the sweep's lock: %w", err)
+	}
+	defer gate.Close() // releases the gate
+	if err := flock(gate, syscall.LOCK_EX); err != nil {
+		if unsupported(err) {
+			return release, nil
+		}
+		f.Close()
+		return nil, fmt.Errorf("taking the sweep's lock: %w", err)
+	}
+	err = flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
+	switch {
+	case err == nil:
+		// No other run: a shard writes its count for the next shards.
+		if sh.Count > 1 {
+			if err := writeCount(f, sh.Count); err != nil {
+				f.Close()
+				return nil, err
+			}
+			err = flock(f, syscall.LOCK_SH)
+		}
+	case !errors.Is(err, syscall.EWOULDBLOCK):
+		err = fmt.Errorf("taking the sweep's lock: %w", err)
+	case flock(f, syscall.LOCK_SH|syscall.LOCK_NB) != nil:
+		err = fmt.Errorf("sweep %s is being run whole by another process: wait for it to end (or stop it) before running it again", dir)
+	default:
+		n := readCount(f)
+		switch {
+		case sh.Count <= 1:
+			err = fmt.Errorf("sweep %s is being run by shards of %d in other processes: the whole sweep would run their samples again; wait for them to end (or stop them)", dir, n)
+		case n != sh.Count:
+			err = fmt.Errorf("sweep %s is being run by shards of %d in other processes: shard %s would run some of their samples again; give --shard I/%d, or wait for them to end", dir, n, sh, n)
+		default:
+			err = nil
+		}
+	}
+	if err != nil && !unsupported(err) {
+		f.Close()
+		return nil, err
+	}
+	return release, nil
+}
+
+func flock(f *os.File, how int) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
+
+// unsupported says that err is a filesystem's refusal of flock.
+func unsupported(err error) bool {
+	return errors.Is(err, syscall.ENOLCK) || errors.Is(err, syscall.ENOSYS) ||
+		errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.EINVAL)
+}
+
+func writeCount(f *os.File, n int) error {
+	if err := f.Truncate(0); err != nil {
+		return fmt.Errorf("writing the sweep's lock: %w", err)
+	}
+	if _, err := f.WriteAt([]byte(strconv.Itoa(n)+"\n"), 0); err != nil {
+		return fmt.Errorf("writing the sweep's lock: %w", err)
+	}
+	return nil
+}
+
+func readCount(f *os.File) int {
+	b := make([]byte, 32)
+	k, _ := f.ReadAt(b, 0)
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b[:k])))
+	return n
+}
