@@ -502,7 +502,9 @@ func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prom
 		model, err = provider.Open(ctx, ac.ModelName, pcfg)
 	}
 	if err != nil {
-		errs = append(errs, err)
+		// Placed where the model was named (the agent's entry, else
+		// global), as its model_args' problems are.
+		errs = append(errs, &settingError{[]string{"model_name"}, err})
 	}
 	lim := DefaultLimits()
 	for _, f := range []struct {

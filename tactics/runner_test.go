@@ -143,6 +143,18 @@ func TestPrepareNegativeMaxTokens(t *testing.T) {
 	}
 }
 
+// A model that cannot be opened is a problem at the line that named it.
+func TestPrepareModelNamePlaced(t *testing.T) {
+	cfg, err := config.Parse("prov.yaml", []byte("tactic_type: chat\nglobal:\n  model_name: mock/m\nagent_configs:\n  - name: assistant\n    system_prompt: x\n    model_name: nope/x\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tactics.Prepare(t.Context(), cfg, tactics.RunOptions{LogDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), `prov.yaml:7:5: agent assistant: model_name: provider: unknown provider "nope"`) {
+		t.Fatalf("Prepare: %v; want the problem at the agent's model_name", err)
+	}
+}
+
 // RunOptions.Retrying is told of every call an agent makes again.
 func TestRunReportsRetries(t *testing.T) {
 	cfg, err := config.Parse("retry.yaml", []byte(`

@@ -17,7 +17,7 @@ func TestValidateShippedConfigs(t *testing.T) {
 		}
 	}
 	r := lllm(t, "validate", "../../../configs/serve.yaml", "--set", "agent_configs.critic.model_name=nope/x")
-	if r.code != ExitUsage || !strings.Contains(r.stderr, `agent critic: provider: unknown provider "nope"`) {
+	if r.code != ExitUsage || !strings.Contains(r.stderr, `--set agent_configs.critic.model_name: agent critic: model_name: provider: unknown provider "nope"`) {
 		t.Fatalf("%v", r)
 	}
 }
