@@ -581,6 +581,13 @@ func (s *Service) respond(ctx context.Context, st *runState, answering *agentEnt
 	return reply.Clone(), nil
 }
 
+// PromptVariable reports whether a served agent's system prompt may use
+// the template variable name: a turn renders it with agent (the agent's
+// name), sender and cwd alone.
+func PromptVariable(name string) bool {
+	return name == "agent" || name == "sender" || name == "cwd"
+}
+
 // answerWithAgent has a answer request (the messages after its system
 // prompt) in a dialog "conversation", its system prompt rendered for
 // sender and cwd, and returns the reply. A turn and its replay both run

@@ -114,8 +114,24 @@ func FromConfig(ctx context.Context, cfg *config.Config) (*Config, error) {
 		return nil, &tactics.ConfigError{Err: errors.Join(errs...)}
 	}
 	var prompts map[string]string // the prompt files, read once
-	for _, ac := range cfg.Agents {
+	for i, ac := range cfg.Agents {
 		a := makers[ac.Name]()
+		// Any variable a turn does not give would fail every turn, after
+		// the server started.
+		var unknown []string
+		for _, v := range a.System.Variables() {
+			if !conversation.PromptVariable(v) {
+				unknown = append(unknown, "{"+v+"}")
+			}
+		}
+		if len(unknown) > 0 {
+			key := "system_prompt"
+			if ac.SystemPromptPath != "" {
+				key = "system_prompt_path"
+			}
+			errs = append(errs, cfg.AgentErrorf(i, []string{key}, "agent %s: %s uses %s: a served agent's prompt may use only {agent}, {sender} and {cwd} (write {{ and }} for a literal brace)",
+				ac.Name, key, strings.Join(unknown, ", ")))
+		}
 		ap := p.Agents[ac.Name]
 		sp := &conversation.AgentSpec{Name: a.Name, System: a.System, Model: a.Model, ModelName: a.ModelName,
 			Params: a.Params, Limits: a.Limits, Context: a.Context, ContextName: a.ContextName, CompactTokens: ap.CompactTokens,
@@ -140,6 +156,9 @@ func FromConfig(ctx context.Context, cfg *config.Config) (*Config, error) {
 		}
 		out.Tokens = a.Tokens
 		out.Agents = append(out.Agents, sp)
+	}
+	if len(errs) > 0 {
+		return nil, &tactics.ConfigError{Err: errors.Join(errs...)}
 	}
 	return out, nil
 }

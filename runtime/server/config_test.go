@@ -115,11 +115,12 @@ params:
 
 func TestConfigErrors(t *testing.T) {
 	for name, tc := range map[string]struct{ body, want string }{
-		"no agents":      {"tactic_type: serve\nglobal: {model_name: mock/x}\n", "agent_configs is empty"},
-		"unknown param":  {"tactic_type: serve\nglobal: {model_name: mock/x}\nagent_configs: [{name: a, system_prompt: Hi.}]\nparams: {bogus: 1}\n", `serve.yaml:4:10: unknown key "bogus" in params (one of: agents, ask_user_timeout, data_dir, max_content_bytes, trash_retention)`},
-		"bad mock":       {"tactic_type: serve\nglobal: {model_name: mock/x}\nagent_configs: [{name: a, system_prompt: Hi.}]\nmock: {latncy: 1s}\n", `serve.yaml:4:8: unknown key "latncy" in mock (did you mean "latency"?)`},
-		"bad agent name": {"tactic_type: serve\nglobal: {model_name: mock/x}\nagent_configs:\n  - {name: a, system_prompt: Hi.}\n  - {name: ../b, system_prompt: Hi.}\n", `serve.yaml:5:6: agent_configs[1].name: bad name: agent "../b"`},
-		"no prompts dir": {"tactic_type: serve\nglobal: {model_name: mock/x}\nprompts_dir: missing\nagent_configs: [{name: a, system_prompt_path: greet}]\n", "missing"},
+		"no agents":       {"tactic_type: serve\nglobal: {model_name: mock/x}\n", "agent_configs is empty"},
+		"unknown param":   {"tactic_type: serve\nglobal: {model_name: mock/x}\nagent_configs: [{name: a, system_prompt: Hi.}]\nparams: {bogus: 1}\n", `serve.yaml:4:10: unknown key "bogus" in params (one of: agents, ask_user_timeout, data_dir, max_content_bytes, trash_retention)`},
+		"bad mock":        {"tactic_type: serve\nglobal: {model_name: mock/x}\nagent_configs: [{name: a, system_prompt: Hi.}]\nmock: {latncy: 1s}\n", `serve.yaml:4:8: unknown key "latncy" in mock (did you mean "latency"?)`},
+		"bad agent name":  {"tactic_type: serve\nglobal: {model_name: mock/x}\nagent_configs:\n  - {name: a, system_prompt: Hi.}\n  - {name: ../b, system_prompt: Hi.}\n", `serve.yaml:5:6: agent_configs[1].name: bad name: agent "../b"`},
+		"prompt variable": {"tactic_type: serve\nglobal: {model_name: mock/x}\nagent_configs:\n  - name: a\n    system_prompt: \"Hi {sender}, I am {agent} in {cwd}; today is {date}, {{literal}}.\"\n", `serve.yaml:5:5: agent a: system_prompt uses {date}: a served agent's prompt may use only {agent}, {sender} and {cwd}`},
+		"no prompts dir":  {"tactic_type: serve\nglobal: {model_name: mock/x}\nprompts_dir: missing\nagent_configs: [{name: a, system_prompt_path: greet}]\n", "missing"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg, err := config.Parse(filepath.Join(t.TempDir(), "serve.yaml"), []byte(tc.body), nil)
