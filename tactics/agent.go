@@ -85,7 +85,8 @@ func AgentLabel(name string) string {
 // Build one as a struct literal; an Agent must not be copied after first
 // use. Its methods are safe for concurrent use, though one goroutine per
 // agent is the usual pattern; one dialog is answered by one Respond at a
-// time (a second one while the first runs is an error).
+// time (a second one while the first runs is an error, and so is a
+// Receive into it).
 type Agent struct {
 	Name string
 	// System is the system prompt that opens every dialog.
@@ -294,38 +295,47 @@ func (a *Agent) lookup(alias string) (*dialog.Dialog, error) {
 
 // Receive appends text from a user (or another agent, with dialog.From) to
 // the current dialog. The prompt governing the dialog, with its tools and
-// parser, stays in force.
+// parser, stays in force. A dialog a Respond is answering takes nothing
+// until that Respond returns: its reply would follow a message the model
+// never saw (an error).
 func (a *Agent) Receive(text string, opts ...dialog.PutOption) error {
-	d, err := a.Dialog("")
-	if err != nil {
+	return a.receive(func(d *dialog.Dialog) error {
+		_, err := d.PutText(text, opts...)
 		return err
-	}
-	if _, err := d.PutText(text, opts...); err != nil {
-		return fmt.Errorf("%s: %w", AgentLabel(a.Name), err)
-	}
-	return nil
+	})
 }
 
 // ReceivePrompt renders p with args into the current dialog; p then governs
 // the next reply.
 func (a *Agent) ReceivePrompt(p *dialog.Prompt, args map[string]any, opts ...dialog.PutOption) error {
-	d, err := a.Dialog("")
-	if err != nil {
+	return a.receive(func(d *dialog.Dialog) error {
+		_, err := d.PutPrompt(p, args, opts...)
 		return err
-	}
-	if _, err := d.PutPrompt(p, args, opts...); err != nil {
-		return fmt.Errorf("%s: %w", AgentLabel(a.Name), err)
-	}
-	return nil
+	})
 }
 
 // ReceiveImage appends an image with a caption to the current dialog.
 func (a *Agent) ReceiveImage(src dialog.ImageSource, caption string, opts ...dialog.PutOption) error {
-	d, err := a.Dialog("")
+	return a.receive(func(d *dialog.Dialog) error {
+		_, err := d.PutImage(src, caption, opts...)
+		return err
+	})
+}
+
+// receive puts a message into the current dialog with put, unless a
+// Respond is answering it; under a.mu, so that no Respond starts on the
+// dialog in between.
+func (a *Agent) receive(put func(*dialog.Dialog) error) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	d, err := a.lookup("")
 	if err != nil {
 		return err
 	}
-	if _, err := d.PutImage(src, caption, opts...); err != nil {
+	if a.answering[d.ID()] {
+		return fmt.Errorf("%s: dialog %q is being answered: a Respond on it has not returned, and its reply would follow this message, which the model did not see (wait for the Respond, or Fork the dialog and add to the fork)", AgentLabel(a.Name), d.Alias())
+	}
+	if err := put(d); err != nil {
 		return fmt.Errorf("%s: %w", AgentLabel(a.Name), err)
 	}
 	return nil
