@@ -17,7 +17,10 @@
 //     are sent unchanged. Otherwise the first (system) message is kept,
 //     then whole messages from the newest backwards while they fit; the
 //     first one that does not fit is kept cut from the front, after
-//     [TruncationMarker], if more than 50 tokens of the limit remain.
+//     [TruncationMarker], if more than 50 tokens of the limit remain. The
+//     newest message (with its tool call or results) is always sent,
+//     whole when it cannot be cut, even over the limit: the model is never
+//     sent the first message alone.
 //   - "window": the first message and the last n (default 20).
 //   - "summary": over the same limit as "default", the oldest messages are
 //     replaced by a summary that [Input].Summarize writes, in parts that

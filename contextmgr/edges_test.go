@@ -115,8 +115,14 @@ func edgeDefaultShape(in []*dialog.Message, res Result, limit int, fresh func() 
 	if got := edgeCount(tok, model, out); got != res.TokensAfter {
 		return fmt.Sprintf("TokensAfter %d, but the sent messages count %d", res.TokensAfter, got)
 	}
-	if tok.CountMessage(model, in[0]) <= limit && res.TokensAfter > limit {
-		return fmt.Sprintf("TokensAfter %d over the limit %d", res.TokensAfter, limit)
+	if res.TokensAfter > limit {
+		// Only the newest unit, when it cannot be cut, is kept over the
+		// limit: with the first message and nothing between them.
+		us := units(in, 1)
+		if len(us) == 0 || !slices.Equal(out[1:], in[us[len(us)-1].lo:]) ||
+			tok.CountMessage(model, in[0])+edgeCount(tok, model, in[us[len(us)-1].lo:]) <= limit {
+			return fmt.Sprintf("TokensAfter %d over the limit %d", res.TokensAfter, limit)
+		}
 	}
 	rest := out[1:]
 	start := len(in) - len(rest)
@@ -302,12 +308,12 @@ func TestToolCallUnitNeverCut(t *testing.T) {
 
 // ---- budget edge cases ----
 
-// TestSystemMessageAloneOverBudget checks that a first message over the limit is sent alone, whole (never cut), with accurate token counts and a warning.
+// TestSystemMessageAloneOverBudget checks that a first message over the limit is sent whole (never cut) with the newest message only, with accurate token counts and a warning.
 func TestSystemMessageAloneOverBudget(t *testing.T) {
 	msgs := []*dialog.Message{edgeMsg(dialog.RoleSystem, "S", 500), edgeMsg(dialog.RoleUser, "U", 100), edgeMsg(dialog.RoleAssistant, "A", 100)}
 	res := fit(t, mustNew(t, map[string]any{"max_tokens": 300, "buffer": 0}), Input{Model: "gpt-4o", Messages: msgs, Tokens: NewCharTokenizer(1)})
-	if !slices.Equal(res.Messages, msgs[:1]) || res.Action != "truncate" || res.TokensBefore != 700 || res.TokensAfter != 500 {
-		t.Errorf("got %s %s %d->%d, want the system message alone, uncut, 700->500", res.Action, edgeNames(res.Messages), res.TokensBefore, res.TokensAfter)
+	if want := []*dialog.Message{msgs[0], msgs[2]}; !slices.Equal(res.Messages, want) || res.Action != "truncate" || res.TokensBefore != 700 || res.TokensAfter != 600 {
+		t.Errorf("got %s %s %d->%d, want the system message and the newest, uncut, 700->600", res.Action, edgeNames(res.Messages), res.TokensBefore, res.TokensAfter)
 	}
 	if !strings.Contains(res.Note, "first message alone") {
 		t.Errorf("note %q does not warn that the first message is over the limit", res.Note)

@@ -186,7 +186,8 @@ func newDefault(cfg map[string]any) (Manager, error) {
 // Fit keeps the first message, then whole units from the newest backwards
 // while they fit the limit; the first one that does not fit is kept cut
 // from the front if it is a single message and more than 50 tokens of the
-// limit remain.
+// limit remain. The newest unit is always kept, whole when it cannot be
+// cut, even over the limit.
 func (d defaultManager) Fit(ctx context.Context, in Input) (Result, error) {
 	p, err := prepare(ctx, "default", in)
 	if err != nil {
@@ -204,11 +205,12 @@ func (d defaultManager) Fit(ctx context.Context, in Input) (Result, error) {
 	}
 	used, start := p.counts[0], len(msgs)
 	var cut *dialog.Message
-	cutTokens := 0
+	cutTokens, whole := 0, 0
 	spans := units(msgs, 1)
 	for i := len(spans) - 1; i >= 0; i-- {
 		s := spans[i]
-		if c := p.sum(s); used+c <= limit {
+		c := p.sum(s)
+		if used+c <= limit {
 			used += c
 			start = s.lo
 			continue
@@ -218,6 +220,12 @@ func (d defaultManager) Fit(ctx context.Context, in Input) (Result, error) {
 				cut, cutTokens = m, n
 				used += n
 			}
+		}
+		if cut == nil && i == len(spans)-1 {
+			// The newest unit is always sent, whole when it cannot be
+			// cut: without it the model would get the first message
+			// alone, with nothing to answer.
+			used, start, whole = used+c, s.lo, c
 		}
 		break
 	}
@@ -235,6 +243,9 @@ func (d defaultManager) Fit(ctx context.Context, in Input) (Result, error) {
 	res.Note = note + "; limit " + desc
 	if p.counts[0] > limit {
 		res.Note += fmt.Sprintf("; the first message alone (%d tokens) is over the limit", p.counts[0])
+	}
+	if whole > 0 {
+		res.Note += fmt.Sprintf("; the newest messages (%d tokens) are kept whole over the limit, as they cannot be cut", whole)
 	}
 	return res, nil
 }

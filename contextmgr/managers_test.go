@@ -140,8 +140,8 @@ func TestDefaultFiftyTokenRule(t *testing.T) {
 func TestDefaultFirstMessageOverLimit(t *testing.T) {
 	msgs := dialog5()
 	res := fit(t, mustNew(t, map[string]any{"max_tokens": 80, "buffer": 0}), Input{Model: "gpt-4o", Messages: msgs, Tokens: NewCharTokenizer(1)})
-	if !same(res.Messages, msgs[:1]) || !strings.Contains(res.Note, "first message alone") {
-		t.Errorf("got %s, note %q; want only the first message and a warning", names(res.Messages), res.Note)
+	if want := []*dialog.Message{msgs[0], msgs[len(msgs)-1]}; !same(res.Messages, want) || !strings.Contains(res.Note, "first message alone") {
+		t.Errorf("got %s, note %q; want the first and the newest message, and a warning", names(res.Messages), res.Note)
 	}
 }
 
@@ -178,15 +178,16 @@ func TestDefaultKeepsToolUnitsWhole(t *testing.T) {
 	}
 	// With the pair newest: at limit 330 it fits (319) and U is dropped
 	// (11 tokens remain); at 300 the pair does not fit and is not cut,
-	// though 200 tokens remain after S.
+	// though 200 tokens remain after S: as the newest unit it is sent
+	// whole, over the limit, for without it the model would get S alone.
 	pairLast := msgs[:4]
 	res = fit(t, mustNew(t, map[string]any{"max_tokens": 330, "buffer": 0}), Input{Model: "gpt-4o", Messages: pairLast, Tokens: tok})
 	if want := []*dialog.Message{msgs[0], msgs[2], msgs[3]}; !same(res.Messages, want) {
 		t.Errorf("pair last, limit 330: got %s, want S, call, result", names(res.Messages))
 	}
 	res = fit(t, mustNew(t, map[string]any{"max_tokens": 300, "buffer": 0}), Input{Model: "gpt-4o", Messages: pairLast, Tokens: tok})
-	if want := []*dialog.Message{msgs[0]}; !same(res.Messages, want) {
-		t.Errorf("pair last, limit 300: got %s, want S only (the pair is not cut)", names(res.Messages))
+	if want := []*dialog.Message{msgs[0], msgs[2], msgs[3]}; !same(res.Messages, want) || !strings.Contains(res.Note, "kept whole over the limit") {
+		t.Errorf("pair last, limit 300: got %s (%s), want S, call, result whole (the pair is not cut, and it is the newest)", names(res.Messages), res.Note)
 	}
 }
 
