@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -769,7 +770,7 @@ func (a *Agent) fit(ctx context.Context, work *dialog.Dialog, tools []*dialog.Fu
 	}
 	tok := a.Tokens
 	a.mu.Unlock()
-	res, err := a.Context.Fit(ctx, contextmgr.Input{Model: a.ModelName, Messages: msgs, Tools: tools, Tokens: tok, Dialog: s.Dialog,
+	res, err := a.fitContext(ctx, contextmgr.Input{Model: a.ModelName, Messages: msgs, Tools: tools, Tokens: tok, Dialog: s.Dialog,
 		Summarize: func(ctx context.Context, old []*dialog.Message) (*dialog.Message, error) {
 			return a.summarize(ctx, work, lim, s, old)
 		}})
@@ -794,6 +795,20 @@ func (a *Agent) fit(ctx context.Context, work *dialog.Dialog, tools []*dialog.Fu
 		return nil, nil, err
 	}
 	return res.Messages, &provider.Shaping{Manager: a.ContextName, Action: res.Action, From: msgs}, nil
+}
+
+// fitContext runs the context manager on in. A panic, a bug of a
+// registered manager as a tool's panic is one of its function (which
+// dialog.Function.Call recovers), is its error: on a tactic's goroutine
+// it would take the process down, a sweep's other runs with it, and leave
+// the run's log without a run_end.
+func (a *Agent) fitContext(ctx context.Context, in contextmgr.Input) (res contextmgr.Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			res, err = contextmgr.Result{}, fmt.Errorf("panicked: %v\n%s", v, debug.Stack())
+		}
+	}()
+	return a.Context.Fit(ctx, in)
 }
 
 // checkToolResults reports a tool message whose call is not in an earlier
