@@ -447,6 +447,17 @@ func (b *builder) finish() {
 			if msg := n.lastError.Message; msg != "" {
 				n.FailReason += ": " + firstLine(msg, 120)
 			}
+		case w.replied && !w.abandoned && ended && n.lastMsg != nil &&
+			(n.lastMsg.Role == dialog.RoleTool || n.lastMsg.IsFunctionCall()):
+			// Its reply called tools (which are never parsed): the call
+			// loop stopped in a tool round, by a cancellation, a kill or
+			// an error.
+			n.Failed, n.FailReason = true, "no final reply: stopped in a tool round"
+			if b.t.End != nil && b.t.End.Status == logs.StatusCancelled {
+				n.FailReason += " (the run was cancelled)"
+			} else if b.t.End == nil {
+				n.FailReason += " (the run was interrupted)"
+			}
 		case w.replied && (w.abandoned || ended):
 			n.Failed, n.FailReason = true, "reply not kept (it did not parse)"
 		case !w.replied && ended && n.Calls == 0:
