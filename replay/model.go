@@ -110,7 +110,8 @@ func (m *Model) Generate(ctx context.Context, req *provider.Request) (*provider.
 
 // beyond is the divergence of a call at pos that the recording does not
 // have. When the recorded run was cut short and the replay has made and
-// matched every call it holds, the replay has not gone another way: it
+// matched every call it holds of pos's dialog (other dialogs may still be
+// under way), the replay has not gone another way: it
 // has gone on where the run stopped, and the divergence says so
 // (CutShort) rather than showing a request nothing was recorded for.
 func (m *Model) beyond(ctx context.Context, pos Position, req *provider.Request) *Divergence {
@@ -125,14 +126,27 @@ func (m *Model) beyond(ctx context.Context, pos Position, req *provider.Request)
 			stopped += " (" + end.Error + ")"
 		}
 	}
-	if stopped != "" && m.Divergence() == nil && len(m.rec.Unserved()) == 0 {
+	// The calls of one dialog alias are made one after another; those
+	// of others (a tactic's parallel branches) may still be on their
+	// way in the replay, as they were when the run stopped, and do not
+	// make this call another way.
+	unserved, here := m.rec.Unserved(), 0
+	for _, c := range unserved {
+		if c.Agent == pos.Agent && c.Position.Dialog == pos.Dialog {
+			here++
+		}
+	}
+	if stopped != "" && m.Divergence() == nil && here == 0 {
 		n := len(m.rec.Calls())
 		calls := "calls"
 		if n == 1 {
 			calls = "call"
 		}
-		return &Divergence{Position: pos, CutShort: true,
-			Reason: fmt.Sprintf("the recorded run stopped before this call: %s; the replay matched its %d recorded model %s up to there", stopped, n, calls)}
+		reason := fmt.Sprintf("the recorded run stopped before this call: %s; the replay matched its %d recorded model %s up to there", stopped, n, calls)
+		if len(unserved) > 0 {
+			reason = fmt.Sprintf("the recorded run stopped before this call: %s; the replay matched every recorded model call of this dialog up to there (other dialogs were still under way)", stopped)
+		}
+		return &Divergence{Position: pos, CutShort: true, Reason: reason}
 	}
 	reason := "the recording has no such call"
 	if ends != "" {
