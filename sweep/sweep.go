@@ -171,14 +171,35 @@ func New(ctx context.Context, spec *Spec, opts Options) (*Sweep, error) {
 		if s.records, s.warnings, err = LoadRecords(s.Dir); err != nil {
 			return nil, err
 		}
+		if w := s.otherSweep(); w != "" {
+			s.warnings = append(s.warnings, w)
+		}
 	} else {
 		s.records = newRecords()
 	}
 	return s, nil
 }
 
+// otherSweep says when the directory was last run by another spec file
+// with another dataset: two specs of the same name (by default the file
+// name, so two sweep.yaml files) share the directory, and each run
+// re-runs the samples of the other's rows, silently.
+func (s *Sweep) otherSweep() string {
+	m, err := ReadManifest(s.Dir)
+	if err != nil || m.Spec == "" || s.Spec.Path == "" || m.Dataset == "" || m.Dataset == datasetDigest(s.Rows) {
+		return ""
+	}
+	was, errW := filepath.Abs(m.Spec)
+	now, errN := filepath.Abs(s.Spec.Path)
+	if errW != nil || errN != nil || was == now {
+		return ""
+	}
+	return fmt.Sprintf("%s was last run by %s, on another dataset: %s has the same name %q, so the two share the directory and each re-runs the other's samples: give one of them its own name (the spec's name key), or run it with another --log-dir",
+		s.Dir, m.Spec, s.Spec.Path, s.Spec.name())
+}
+
 // Warnings are what reading the sweep's directory skipped, such as a torn
-// last line.
+// last line, and a directory shared with another sweep.
 func (s *Sweep) Warnings() []string { return s.warnings }
 
 // Records are the finished samples the sweep's directory holds.
