@@ -781,6 +781,9 @@ func (a *Agent) fit(ctx context.Context, work *dialog.Dialog, tools []*dialog.Fu
 		}
 		return nil, nil, fmt.Errorf("context manager %s: %w", a.ContextName, err)
 	}
+	if len(res.Messages) == 0 && len(msgs) > 0 {
+		return nil, nil, fmt.Errorf("context manager %s: it returned no messages, for a dialog of %d: a request needs at least the newest", a.ContextName, len(msgs))
+	}
 	if err := checkToolResults(res.Messages); err != nil {
 		// Every provider refuses such a request; say whose doing it is.
 		return nil, nil, fmt.Errorf("context manager %s: %w", a.ContextName, err)
@@ -817,6 +820,9 @@ func (a *Agent) fitContext(ctx context.Context, in contextmgr.Input) (res contex
 func checkToolResults(msgs []*dialog.Message) error {
 	var called map[string]bool // made at the first call: most requests have none
 	for i, m := range msgs {
+		if m == nil { // a manager's bug, which would crash the call
+			return fmt.Errorf("message %d of the %d it returned is nil", i, len(msgs))
+		}
 		if m.Role != dialog.RoleTool {
 			for _, fc := range m.FunctionCalls {
 				if called == nil {
