@@ -427,6 +427,15 @@ func TestParamErrorInConfig(t *testing.T) {
 	if !strings.Contains(err.Error(), "--set params.n: tactic best_of_n: param n must be at least 1") {
 		t.Errorf("error %q is not placed at the param", err)
 	}
+	// An unknown tool in react's tools too.
+	cfg = load(t, "react")
+	if err := cfg.Set("params.tools", "[calculater]"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = tactics.Run(t.Context(), cfg, "x", tactics.RunOptions{LogDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), `--set params.tools: tactic react: param tools: unknown tool "calculater"`) {
+		t.Errorf("error %v is not placed at the param", err)
+	}
 }
 
 func TestCalculate(t *testing.T) {

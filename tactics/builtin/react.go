@@ -56,7 +56,8 @@ func newReact(params map[string]any) (tactics.Tactic, error) {
 	}
 	fns, err := lookupTools(names)
 	if err != nil {
-		return nil, fmt.Errorf("param tools: %w", err)
+		// A ParamError, so that a config places it at the param's line.
+		return nil, &tactics.ParamError{Param: "tools", Err: fmt.Errorf("param tools: %w", err)}
 	}
 	p, err := dialog.NewPrompt("react/task", reactTemplate,
 		dialog.WithFunctions(fns...),
