@@ -300,7 +300,13 @@ func (a *Agent) lookup(alias string) (*dialog.Dialog, error) {
 // until that Respond returns: its reply would follow a message the model
 // never saw (an error).
 func (a *Agent) Receive(text string, opts ...dialog.PutOption) error {
-	return a.receive(func(d *dialog.Dialog) error {
+	return a.ReceiveTo("", text, opts...)
+}
+
+// ReceiveTo is Receive into the dialog alias ("" for the current one), so
+// that goroutines feeding different dialogs of one agent need no Switch.
+func (a *Agent) ReceiveTo(alias, text string, opts ...dialog.PutOption) error {
+	return a.receive(alias, func(d *dialog.Dialog) error {
 		_, err := d.PutText(text, opts...)
 		return err
 	})
@@ -309,7 +315,13 @@ func (a *Agent) Receive(text string, opts ...dialog.PutOption) error {
 // ReceivePrompt renders p with args into the current dialog; p then governs
 // the next reply.
 func (a *Agent) ReceivePrompt(p *dialog.Prompt, args map[string]any, opts ...dialog.PutOption) error {
-	return a.receive(func(d *dialog.Dialog) error {
+	return a.ReceivePromptTo("", p, args, opts...)
+}
+
+// ReceivePromptTo is ReceivePrompt into the dialog alias ("" for the
+// current one).
+func (a *Agent) ReceivePromptTo(alias string, p *dialog.Prompt, args map[string]any, opts ...dialog.PutOption) error {
+	return a.receive(alias, func(d *dialog.Dialog) error {
 		_, err := d.PutPrompt(p, args, opts...)
 		return err
 	})
@@ -317,19 +329,25 @@ func (a *Agent) ReceivePrompt(p *dialog.Prompt, args map[string]any, opts ...dia
 
 // ReceiveImage appends an image with a caption to the current dialog.
 func (a *Agent) ReceiveImage(src dialog.ImageSource, caption string, opts ...dialog.PutOption) error {
-	return a.receive(func(d *dialog.Dialog) error {
+	return a.ReceiveImageTo("", src, caption, opts...)
+}
+
+// ReceiveImageTo is ReceiveImage into the dialog alias ("" for the
+// current one).
+func (a *Agent) ReceiveImageTo(alias string, src dialog.ImageSource, caption string, opts ...dialog.PutOption) error {
+	return a.receive(alias, func(d *dialog.Dialog) error {
 		_, err := d.PutImage(src, caption, opts...)
 		return err
 	})
 }
 
-// receive puts a message into the current dialog with put, unless a
-// Respond is answering it; under a.mu, so that no Respond starts on the
-// dialog in between.
-func (a *Agent) receive(put func(*dialog.Dialog) error) error {
+// receive puts a message into the dialog alias with put, unless a Respond
+// is answering it; under a.mu, so that no Respond starts on the dialog in
+// between.
+func (a *Agent) receive(alias string, put func(*dialog.Dialog) error) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	d, err := a.lookup("")
+	d, err := a.lookup(alias)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package tactics
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -66,5 +67,62 @@ func TestReceiveWhileAnswering(t *testing.T) {
 	}
 	if err := a.Receive("to the side"); err != nil {
 		t.Fatalf("Receive into another alias: %v", err)
+	}
+}
+
+// echo answers with the text of the last message.
+type echo struct{}
+
+func (echo) Generate(_ context.Context, req *provider.Request) (*provider.Response, error) {
+	return &provider.Response{Message: dialog.Message{Role: dialog.RoleAssistant, Content: "re: " + req.Messages[len(req.Messages)-1].Text()}}, nil
+}
+
+// Goroutines feeding and answering their own dialog of one agent, with
+// ReceiveTo and RespondTo, never post into each other's dialogs, as
+// Switch then Receive could.
+func TestReceiveToFromGoroutines(t *testing.T) {
+	a, _ := newAgent(t, echo{}, nil)
+	aliases := []string{"x", "y"}
+	for _, alias := range aliases {
+		if err := a.Fork("main", alias, 0, 0, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const rounds = 50
+	errs := make(chan error, len(aliases))
+	for _, alias := range aliases {
+		go func() {
+			for i := range rounds {
+				if err := a.ReceiveTo(alias, fmt.Sprintf("for %s %d", alias, i)); err != nil {
+					errs <- err
+					return
+				}
+				if _, _, err := a.RespondTo(context.Background(), alias); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range aliases {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, alias := range aliases {
+		d, _ := a.Dialog(alias)
+		msgs := d.Messages()
+		if len(msgs) != 2*rounds {
+			t.Fatalf("dialog %s: %d messages, want %d", alias, len(msgs), 2*rounds)
+		}
+		for _, m := range msgs {
+			if m.Role == dialog.RoleUser && !strings.Contains(m.Text(), "for "+alias+" ") {
+				t.Fatalf("dialog %s holds %q", alias, m.Text())
+			}
+		}
+	}
+	if err := a.ReceiveTo("nope", "x"); err == nil || !strings.Contains(err.Error(), `no dialog "nope"`) {
+		t.Errorf("ReceiveTo an unknown alias: %v", err)
 	}
 }
