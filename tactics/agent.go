@@ -58,10 +58,17 @@ type Limits struct {
 	// attempt without its whole reply by then fails as a timeout, retried
 	// as MaxRetries allows. Zero leaves attempts unbounded.
 	CallTimeout time.Duration
+	// MaxRetryWait is the longest wait before a retry that an agent takes.
+	// A provider's Retry-After beyond it (a quota that resets in hours,
+	// not a burst) fails the call at once, with the provider's error, as
+	// does a wait that would outlast the context's deadline. Zero takes
+	// any wait.
+	MaxRetryWait time.Duration
 }
 
-// DefaultLimits are the reference framework's defaults, with bounded retries
-// and a call timeout of ten minutes (as OpenAI's own clients have).
+// DefaultLimits are the reference framework's defaults, with bounded retries,
+// a call timeout of ten minutes (as OpenAI's own clients have) and waits
+// before a retry of at most five minutes.
 func DefaultLimits() Limits {
 	return Limits{
 		MaxExceptionRetry: 3,
@@ -70,6 +77,7 @@ func DefaultLimits() Limits {
 		BackoffBase:       time.Second,
 		BackoffMax:        time.Minute,
 		CallTimeout:       10 * time.Minute,
+		MaxRetryWait:      5 * time.Minute,
 	}
 }
 
@@ -689,6 +697,15 @@ func (a *Agent) generate(ctx context.Context, work *dialog.Dialog, req *provider
 			return nil, err
 		case pe.Retryable() && attempt <= lim.MaxRetries:
 			d := lim.backoff(attempt, pe.Retry)
+			if why := lim.tooLong(ctx, pe.Retry, d); why != "" {
+				pe := *pe
+				if pe.Err == nil {
+					pe.Err = fmt.Errorf("not retried: %s", why)
+				} else {
+					pe.Err = fmt.Errorf("%w (not retried: %s)", pe.Err, why)
+				}
+				return nil, &pe
+			}
 			a.retrying(Retry{Agent: a.Name, Attempt: attempt, Left: lim.MaxRetries - attempt + 1, Err: pe, Wait: d})
 			wait := a.Sleep
 			if wait == nil {
@@ -760,6 +777,19 @@ func (l Limits) backoff(n int, retryAfter time.Duration) time.Duration {
 	}
 	d = d/2 + rand.N(d/2+1)
 	return max(d, retryAfter)
+}
+
+// tooLong says why the wait d before a retry, after a Retry-After of
+// retryAfter, is not taken: the provider asks for more than MaxRetryWait,
+// or the wait would outlast ctx's deadline; "" when it is taken.
+func (l Limits) tooLong(ctx context.Context, retryAfter, d time.Duration) string {
+	if l.MaxRetryWait > 0 && retryAfter > l.MaxRetryWait {
+		return fmt.Sprintf("the provider asks to wait %v, more than max_retry_wait (%v)", retryAfter, l.MaxRetryWait)
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+		return fmt.Sprintf("the wait of %v before the retry would outlast the context's deadline", d.Round(time.Millisecond))
+	}
+	return ""
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -97,6 +97,8 @@ func TestCallTimeoutConfig(t *testing.T) {
 		{"call_timeout: soon", "global.call_timeout must be a duration such as 90s or 10m (0 for none), not the string \"soon\""},
 		{"call_timeout: -1s", "global.call_timeout must be a duration"},
 		{"max_retries: -1", "global.max_retries must be a non-negative integer"},
+		{"max_retry_wait: 30s", ""},
+		{"max_retry_wait: later", "global.max_retry_wait must be a duration"},
 	} {
 		_, err := config.Parse("t.yaml", []byte("tactic_type: chat\nglobal: {model_name: mock/demo, "+tc.yaml+"}\nagent_configs: [{name: a}]\n"), nil)
 		switch {

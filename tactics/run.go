@@ -519,6 +519,9 @@ func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prom
 	if ac.CallTimeout != nil {
 		lim.CallTimeout = *ac.CallTimeout
 	}
+	if ac.MaxRetryWait != nil {
+		lim.MaxRetryWait = *ac.MaxRetryWait
+	}
 	cmCfg := ac.ContextManager
 	if cmCfg == nil {
 		cmCfg = cfg.ContextManager

@@ -108,6 +108,9 @@ type Agent struct {
 	// CallTimeout bounds one attempt of a model call; zero leaves it
 	// unbounded.
 	CallTimeout *time.Duration `yaml:"call_timeout,omitempty"`
+	// MaxRetryWait is the longest wait before a retry the agent takes;
+	// zero takes any.
+	MaxRetryWait *time.Duration `yaml:"max_retry_wait,omitempty"`
 	// ContextManager configures the agent's context manager.
 	ContextManager map[string]any `yaml:"context_manager,omitempty"`
 }
@@ -225,6 +228,7 @@ func (a Agent) clone() Agent {
 	b.MaxLLMRecall = copyPtr(a.MaxLLMRecall)
 	b.MaxRetries = copyPtr(a.MaxRetries)
 	b.CallTimeout = copyPtr(a.CallTimeout)
+	b.MaxRetryWait = copyPtr(a.MaxRetryWait)
 	return b
 }
 

@@ -114,6 +114,7 @@ func (c *Config) problems() []*Error {
 			MaxLLMRecall:      integer(m, path, "max_llm_recall"),
 			MaxRetries:        integer(m, path, "max_retries"),
 			CallTimeout:       duration(m, path, "call_timeout"),
+			MaxRetryWait:      duration(m, path, "max_retry_wait"),
 			ContextManager:    free(m, path, "context_manager"),
 		}
 	}

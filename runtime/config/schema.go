@@ -48,6 +48,7 @@ var agentKeys = map[string]field{
 	"max_llm_recall":      fInt,
 	"max_retries":         fInt,
 	"call_timeout":        fString,
+	"max_retry_wait":      fString,
 	"context_manager":     fFree,
 }
 
