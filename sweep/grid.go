@@ -100,12 +100,13 @@ func ConfigHash(cfg *config.Config) (string, error) {
 	return hex.EncodeToString(sum[:])[:16], nil
 }
 
-// buildCells applies each point to a fresh copy of the base config.
-// load must return a new base config on every call. Every bad axis is
-// reported, once, in the errors.Join of its problems; a cell with a bad
-// axis is left out of the duplicate check.
-func buildCells(points []Point, load func() (*config.Config, error), base map[string]any, lines map[string]int, file string) ([]*Cell, error) {
-	known := leafPaths(base, "")
+// buildCells applies each point to a copy of the base config, which it
+// leaves as it was. Every bad axis is reported, once, in the errors.Join
+// of its problems; a cell with a bad axis is left out of the duplicate
+// check.
+func buildCells(points []Point, base *config.Config, lines map[string]int, file string) ([]*Cell, error) {
+	resolved := base.Resolved()
+	known := leafPaths(resolved, "")
 	checked := map[string]bool{}
 	bad := map[string]bool{}      // the axes whose path is refused
 	reported := map[string]bool{} // the problems reported, by their text
@@ -116,18 +117,20 @@ func buildCells(points []Point, load func() (*config.Config, error), base map[st
 			errs = append(errs, err)
 		}
 	}
+	type axisValue struct {
+		path  string
+		index int
+	}
+	texts := map[axisValue]string{} // each axis value as YAML, for Set
 	seen := map[string]int{}
 	cells := make([]*Cell, 0, len(points))
 	for i, p := range points {
-		cfg, err := load()
-		if err != nil {
-			return nil, err
-		}
+		cfg := base.Clone()
 		ok := true
 		for _, s := range p {
 			if !checked[s.Path] {
 				checked[s.Path] = true
-				if err := checkPath(s.Path, base, known); err != nil {
+				if err := checkPath(s.Path, resolved, known); err != nil {
 					bad[s.Path] = true
 					report(errorAt(file, lines[s.Path], "axis %v", err))
 				}
@@ -136,13 +139,19 @@ func buildCells(points []Point, load func() (*config.Config, error), base map[st
 				ok = false
 				continue
 			}
-			v, err := yaml.Marshal(s.Value)
-			if err != nil {
-				report(&config.Error{File: file, Line: lines[s.Path], Msg: "axis " + s.Path, Err: err})
-				ok = false
-				continue
+			at := axisValue{s.Path, s.Index}
+			v, done := texts[at]
+			if !done {
+				b, err := yaml.Marshal(s.Value)
+				if err != nil {
+					report(&config.Error{File: file, Line: lines[s.Path], Msg: "axis " + s.Path, Err: err})
+					ok = false
+					continue
+				}
+				v = strings.TrimSuffix(string(b), "\n")
+				texts[at] = v
 			}
-			if err := cfg.Set(s.Path, strings.TrimSuffix(string(v), "\n")); err != nil {
+			if err := cfg.Set(s.Path, v); err != nil {
 				for _, e := range unjoin(atAxis(file, lines[s.Path], s.Path, "", err)) {
 					report(e)
 				}

@@ -130,7 +130,7 @@ func New(ctx context.Context, spec *Spec, opts Options) (*Sweep, error) {
 		for _, a := range append(append([]Axis{}, spec.Axes...), spec.Zip...) {
 			lines[a.Path] = a.Line
 		}
-		if s.Cells, err = buildCells(Expand(spec.Axes, spec.Zip), load, base.Resolved(), lines, spec.Path); err != nil {
+		if s.Cells, err = buildCells(Expand(spec.Axes, spec.Zip), base, lines, spec.Path); err != nil {
 			errs = append(errs, err)
 		}
 		env := Env{Dir: filepath.Dir(spec.Path), Config: base, Open: s.open}

@@ -33,6 +33,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -198,6 +199,27 @@ func (c *Config) Resolved() map[string]any {
 		return map[string]any{}
 	}
 	return deepCopy(c.tree).(map[string]any)
+}
+
+// Clone returns a deep copy of c: setting or changing the copy leaves c
+// as it was.
+func (c *Config) Clone() *Config {
+	if c == nil {
+		return nil
+	}
+	next := *c
+	next.Files = slices.Clone(c.Files)
+	next.tree = deepCopy(c.tree).(map[string]any)
+	next.Global = c.Global.clone()
+	next.Agents = make([]Agent, len(c.Agents))
+	for i, a := range c.Agents {
+		next.Agents[i] = a.clone()
+	}
+	next.ContextManager = copyMap(c.ContextManager)
+	next.Params = copyMap(c.Params)
+	next.Mock = copyMap(c.Mock)
+	next.Prices = maps.Clone(c.Prices)
+	return &next
 }
 
 // Agent returns a copy of the named agent, merged over Global.
