@@ -725,6 +725,7 @@ func (c *chatClient) stream(ctx context.Context, content, guest string, lines <-
 		})
 	}()
 	asking := false
+	started, ended := false, false // a reply began; its end event came
 	answer := func(l string) {
 		asking = false
 		if err := c.call(ctx, "POST", "/v1/reply", c.body(l), nil); err != nil {
@@ -735,9 +736,22 @@ func (c *chatClient) stream(ctx context.Context, content, guest string, lines <-
 		select {
 		case ev, ok := <-events:
 			if !ok {
-				return queue, <-readErr
+				err := <-readErr
+				if ended || ctx.Err() != nil || errors.Is(err, errBadEvent) {
+					return queue, err
+				}
+				if started && !c.json {
+					fmt.Fprintln(c.out) // end the partial reply's line
+				}
+				cut := errors.New("the server closed the stream before the reply ended")
+				if err != nil {
+					cut = fmt.Errorf("%w: %w", cut, err)
+				}
+				return queue, fmt.Errorf("%w (did lllm serve at %s stop? once it runs again, /history shows what the conversation kept)", cut, c.base)
 			}
 			c.show(ev)
+			started = started || ev.Type == "start"
+			ended = ended || ev.Type == "end"
 			if ev.Type == "end" {
 				// The run is over: a line typed before the stream
 				// closes is the next message, not an answer.
@@ -822,6 +836,10 @@ func (c *chatClient) show(ev conversation.Event) {
 	_ = c.out.Flush()
 }
 
+// errBadEvent is the error of an event the server sent that does not
+// parse.
+var errBadEvent = errors.New("bad event from the server")
+
 // readEvents parses Server-Sent Events from r, calling f with each until
 // it returns false.
 func readEvents(r io.Reader, f func(conversation.Event) bool) error {
@@ -837,7 +855,7 @@ func readEvents(r io.Reader, f func(conversation.Event) bool) error {
 			}
 			var ev conversation.Event
 			if err := json.Unmarshal(data.Bytes(), &ev); err != nil {
-				return fmt.Errorf("bad event from the server: %w", err)
+				return fmt.Errorf("%w: %w", errBadEvent, err)
 			}
 			data.Reset()
 			if !f(ev) {
