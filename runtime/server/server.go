@@ -246,10 +246,17 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, req *request, al
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
-		if err == nil {
-			err = errors.New("the body must be a JSON object")
+		msg := "malformed JSON: "
+		var te *json.UnmarshalTypeError
+		switch {
+		case err == nil:
+			msg += "the body must be a JSON object, not null"
+		case errors.As(err, &te): // any JSON value fits a field's RawMessage
+			msg += "the body must be a JSON object, not " + jsonValue(te.Value)
+		default:
+			msg += err.Error()
 		}
-		writeError(w, http.StatusBadRequest, "malformed_json", "malformed JSON: "+err.Error())
+		writeError(w, http.StatusBadRequest, "malformed_json", msg)
 		return false
 	}
 	for k := range fields {
@@ -275,6 +282,20 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, req *request, al
 		return false
 	}
 	return true
+}
+
+// jsonValue names, with its article, the kind of JSON value that
+// encoding/json's UnmarshalTypeError.Value describes ("array",
+// "number 5").
+func jsonValue(v string) string {
+	kind, _, _ := strings.Cut(v, " ")
+	switch kind {
+	case "array":
+		return "an array"
+	case "bool":
+		return "a boolean"
+	}
+	return "a " + kind
 }
 
 // jsonKind names a Go kind as JSON does.
