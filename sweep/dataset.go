@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -48,10 +49,13 @@ func LoadDataset(path string, d DatasetSpec) ([]Row, error) {
 	}
 	defer f.Close()
 	var rows []Row
-	if strings.EqualFold(filepath.Ext(path), ".csv") {
+	switch ext := filepath.Ext(path); {
+	case strings.EqualFold(ext, ".csv"):
 		rows, err = readCSV(f, path, d)
-	} else {
-		rows, err = readJSONL(f, path, d)
+	case strings.EqualFold(ext, ".jsonl"):
+		rows, err = readJSONL(f, path, d, "")
+	default:
+		rows, err = readJSONL(f, path, d, fmt.Sprintf(" (%s is read as JSONL, one JSON object a line: only a .csv file is read as CSV)", filepath.Base(path)))
 	}
 	if err != nil {
 		return nil, err
@@ -72,7 +76,9 @@ func LoadDataset(path string, d DatasetSpec) ([]Row, error) {
 	return rows, nil
 }
 
-func readJSONL(r io.Reader, path string, d DatasetSpec) ([]Row, error) {
+// readJSONL reads JSONL rows; note ends the error of a line that is not
+// a JSON object.
+func readJSONL(r io.Reader, path string, d DatasetSpec, note string) ([]Row, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	var rows []Row
@@ -90,10 +96,14 @@ func readJSONL(r io.Reader, path string, d DatasetSpec) ([]Row, error) {
 		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.UseNumber()
 		if err := dec.Decode(&obj); err != nil || obj == nil {
-			if err == nil {
-				err = errors.New("null")
+			var te *json.UnmarshalTypeError
+			switch {
+			case err == nil:
+				return nil, errorAt(path, n, "not a JSON object but null%s", note)
+			case errors.As(err, &te): // the line is JSON of another kind
+				return nil, errorAt(path, n, "not a JSON object but %s%s", jsonValue(te.Value), note)
 			}
-			return nil, errorAt(path, n, "not a JSON object: %s", strings.TrimPrefix(err.Error(), "json: "))
+			return nil, errorAt(path, n, "not a JSON object: %s%s", strings.TrimPrefix(err.Error(), "json: "), note)
 		}
 		// One object a line: a second one (two rows run together) or
 		// anything else after it would be silently dropped.
@@ -125,6 +135,11 @@ func readCSV(r io.Reader, path string, d DatasetSpec) ([]Row, error) {
 	if len(header) > 0 {
 		header[0] = strings.TrimPrefix(header[0], "\ufeff") // a byte order mark, as Excel writes
 	}
+	for i, h := range header {
+		if j := slices.Index(header[:i], h); j >= 0 {
+			return nil, errorAt(path, 1, "column %q twice in the header (columns %d and %d): give each column its own name", h, j+1, i+1)
+		}
+	}
 	var rows []Row
 	for {
 		rec, err := cr.Read()
@@ -152,6 +167,20 @@ func readCSV(r io.Reader, path string, d DatasetSpec) ([]Row, error) {
 		rows = append(rows, row)
 	}
 	return rows, nil
+}
+
+// jsonValue names, with its article, the kind of JSON value that
+// encoding/json's UnmarshalTypeError.Value describes ("array",
+// "number 5").
+func jsonValue(v string) string {
+	kind, _, _ := strings.Cut(v, " ")
+	switch kind {
+	case "array":
+		return "an array"
+	case "bool":
+		return "a boolean"
+	}
+	return "a " + kind
 }
 
 func orDefault(s, def string) string {

@@ -162,6 +162,9 @@ func (s *ScorerSpec) UnmarshalYAML(n *yaml.Node) error {
 		s.Type = n.Value
 		return nil
 	}
+	if n.Kind != yaml.MappingNode && (n.Kind != yaml.AliasNode || n.Alias == nil || n.Alias.Kind != yaml.MappingNode) {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %s", n.Line, scorerKinds)}}
+	}
 	var m map[string]any
 	if err := n.Decode(&m); err != nil {
 		return err
@@ -253,6 +256,12 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 			} else {
 				s.Zip = axes
 			}
+		case "scorers":
+			v, scErrs := scorerEntries(name, v)
+			errs = append(errs, scErrs...)
+			if v != nil {
+				rest.Content = append(rest.Content, k, v)
+			}
 		default:
 			errs = append(errs, fractions(name, k.Value, v)...)
 			rest.Content = append(rest.Content, k, v)
@@ -278,6 +287,64 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 		return nil, &SpecError{errors.Join(errs...)}
 	}
 	return s, nil
+}
+
+// scorerEntries reports the scorers section v when it is not a list, and
+// each entry that is neither a name nor a map, by its place and its text.
+// It returns v without the bad entries, nil when v is no list.
+func scorerEntries(file string, v *yaml.Node) (*yaml.Node, []error) {
+	switch v.Kind {
+	case yaml.SequenceNode:
+	case yaml.ScalarNode, yaml.MappingNode:
+		if v.ShortTag() == "!!null" {
+			return v, nil
+		}
+		return nil, []error{errorAt(file, v.Line, "scorers: want a list of scorers, such as [%s]", flowText(v))}
+	default:
+		return v, nil // yaml.v3 reports it
+	}
+	out := *v
+	out.Content = nil
+	var errs []error
+	for i, e := range v.Content {
+		n := e
+		if n.Kind == yaml.AliasNode && n.Alias != nil {
+			n = n.Alias
+		}
+		if n.Kind == yaml.SequenceNode {
+			errs = append(errs, errorAt(file, e.Line, "scorers[%d]: %s is a list: %s", i, flowText(n), scorerKinds))
+			continue
+		}
+		out.Content = append(out.Content, e)
+	}
+	return &out, errs
+}
+
+// scorerKinds says what one scorer of a spec's scorers list is.
+const scorerKinds = "a scorer is a name, such as numeric, or a map, such as {type: numeric, tolerance: 0.01}"
+
+// flowText is n as one line of flow-style YAML, cut to 60 characters.
+func flowText(n *yaml.Node) string {
+	var flow func(n *yaml.Node) *yaml.Node
+	flow = func(n *yaml.Node) *yaml.Node {
+		c := *n
+		c.Style |= yaml.FlowStyle
+		c.Anchor, c.HeadComment, c.LineComment, c.FootComment = "", "", "", ""
+		c.Content = make([]*yaml.Node, len(n.Content))
+		for i, x := range n.Content {
+			c.Content[i] = flow(x)
+		}
+		return &c
+	}
+	b, err := yaml.Marshal(flow(n))
+	if err != nil {
+		return n.Value
+	}
+	text := []rune(strings.TrimSpace(string(b)))
+	if len(text) > 60 {
+		return string(text[:57]) + "..."
+	}
+	return string(text)
 }
 
 // wholeKeys are the spec's keys that take whole numbers (a list of them
