@@ -315,6 +315,11 @@ func (s *Service) check(req RunRequest) (primary, answering *agentEntry, err err
 	if err := CheckName("sender", req.Sender); err != nil {
 		return nil, nil, err
 	}
+	if s.agents[req.Sender] != nil {
+		// A sender so named would read as the agent itself in the
+		// participants and in the framing of its runs.
+		return nil, nil, fmt.Errorf("%w: sender %q is the name of an agent of this server: take a name of your own (an agent joins another's conversation as a guest)", ErrBadName, req.Sender)
+	}
 	if strings.TrimSpace(req.Content) == "" {
 		return nil, nil, ErrEmptyContent
 	}

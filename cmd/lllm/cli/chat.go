@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -169,6 +170,9 @@ func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
 	}
 	if !found {
 		return usageErrorf(cmd, "unknown agent %q: the server at %s serves %s", agent, o.addr, strings.Join(names, ", "))
+	}
+	if slices.Contains(names, o.sender) {
+		return usageErrorf(cmd, "--sender %s is the name of an agent of the server at %s: take a name of your own", o.sender, o.addr)
 	}
 	if !c.json {
 		fmt.Fprintf(c.errw, "Talking with %s as %s at %s. /help lists the commands.\n", agent, o.sender, o.addr)
