@@ -114,7 +114,9 @@ var errInUse = errors.New("in use")
 
 // Open restores the conversations stored under dir, which is made if it
 // does not exist, and holds it locked until Close: a second Store on the
-// same directory, in this process or another, is an error. A torn last
+// same directory, in this process or another, is an error, and so is one
+// on a directory inside an open Store's, or holding one where Open reads
+// (an agent's folder or a conversation's). A torn last
 // line of a log is skipped with a warning; any other unreadable record is
 // an error naming the file and line, every such file at once. With
 // Options.TrashRetention, the trash is emptied of what is older before
@@ -135,6 +137,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	}()
 	found, err := scan(dir)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkNesting(dir, found); err != nil {
 		return nil, err
 	}
 	var errs []error
@@ -227,11 +232,7 @@ func (s *Store) takeLock() error {
 	if err := lockDir(f); err != nil {
 		f.Close()
 		if errors.Is(err, errInUse) {
-			holder := "another process"
-			if b, rerr := os.ReadFile(path); rerr == nil && len(bytes.TrimSpace(b)) > 0 {
-				holder = "process " + string(bytes.TrimSpace(b))
-			}
-			return fmt.Errorf("conversation: data dir %s is in use by %s (another lllm serve?): give each server its own data dir", s.dir, holder)
+			return fmt.Errorf("conversation: data dir %s is in use by %s (another lllm serve?): give each server its own data dir", s.dir, holder(path))
 		}
 		return fmt.Errorf("conversation: locking %s: %w", path, err)
 	}
