@@ -29,3 +29,6 @@ func beingWritten(path string) bool {
 	}
 	return errors.Is(err, syscall.EWOULDBLOCK)
 }
+
+// canTellWriting is whether beingWritten can tell.
+const canTellWriting = true

@@ -37,7 +37,13 @@ const idTimeLayout = "20060102T150405.000000Z"
 // Create starts a new run under root (DefaultRoot if empty): a directory
 // named by its start time and a random suffix, holding the log with start
 // as its first record. The directory appears whole, with its run_start
-// written and fsynced, or not at all. start.RunID is set to the run's id.
+// written and fsynced, or not at all: it is made as a staging folder
+// ".tmp-ID" and renamed. start.RunID is set to the run's id. The first
+// Create of a process under a root removes the root's stale staging
+// folders, those of runs whose process died before the rename, once no
+// process holds their log and they are 10 minutes old (a day old where the
+// OS has no flock), logging each with slog's default logger; so does
+// ListFunc.
 func Create(root string, start RunStart, opts Options) (*Writer, *Run, error) {
 	if root == "" {
 		root = DefaultRoot
@@ -45,10 +51,11 @@ func Create(root string, start RunStart, opts Options) (*Writer, *Run, error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("logs: creating log root: %w", err)
 	}
+	removeStaleStagingOnce(root)
 	var suffix [3]byte
 	_, _ = rand.Read(suffix[:])
 	id := time.Now().UTC().Format(idTimeLayout) + "-" + hex.EncodeToString(suffix[:])
-	tmp := filepath.Join(root, ".tmp-"+id)
+	tmp := filepath.Join(root, stagingPrefix+id)
 	dir := filepath.Join(root, id)
 	if err := os.Mkdir(tmp, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("logs: %w", err)
@@ -286,23 +293,33 @@ func shellQuote(s string) string {
 
 // runIDs lists the run directories under root in start order.
 func runIDs(root string) ([]string, error) {
+	ids, _, err := runDirs(root)
+	return ids, err
+}
+
+// runDirs lists the run directories under root in start order, and the
+// staging folders of runs being made (or whose process died first).
+func runDirs(root string) (ids, staging []string, err error) {
 	entries, err := os.ReadDir(root)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("logs: %w", err)
+		return nil, nil, fmt.Errorf("logs: %w", err)
 	}
-	var ids []string
 	for _, e := range entries {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+		switch {
+		case !e.IsDir():
+		case strings.HasPrefix(e.Name(), stagingPrefix):
+			staging = append(staging, e.Name())
+		case !strings.HasPrefix(e.Name(), "."):
 			if _, err := os.Stat(filepath.Join(root, e.Name(), EventsFile)); err == nil {
 				ids = append(ids, e.Name())
 			}
 		}
 	}
 	slices.Sort(ids)
-	return ids, nil
+	return ids, staging, nil
 }
 
 // Summary describes a run from the first and last records of its log.
@@ -354,14 +371,18 @@ func List(root string) ([]Summary, error) { return ListFunc(root, nil) }
 // log tells it: ID, Dir, Start and Started, or Err; End, Ended and Writing
 // are not set yet, so its Status is not known. The last record is read
 // only for the runs kept, so a filter on the run_start costs nothing more.
+// Listing removes, with a log line each (slog's default logger), the
+// staging folders of runs whose process ended before Create finished,
+// which are never listed: see Create.
 func ListFunc(root string, keep func(Summary) bool) ([]Summary, error) {
 	if root == "" {
 		root = DefaultRoot
 	}
-	ids, err := runIDs(root)
+	ids, staging, err := runDirs(root)
 	if err != nil {
 		return nil, err
 	}
+	removeStaleStaging(root, staging, time.Now())
 	out := make([]Summary, 0, len(ids))
 	for _, id := range ids {
 		s := summarizeStart(id, filepath.Join(root, id))
