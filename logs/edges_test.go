@@ -24,6 +24,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/internal/flock"
 )
 
 // edgeCompact is raw as every JSON writer puts it on a line.
@@ -842,7 +843,7 @@ func TestEdgeLockTellsRunningFromDead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := lockWriting(f); err != nil {
+	if err := flock.TryLock(f, true); err != nil {
 		t.Fatal(err)
 	}
 	if !run.Writing() || status(run.ID) != StatusRunning {

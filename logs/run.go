@@ -23,6 +23,7 @@ import (
 
 	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/internal/atomicfile"
+	"github.com/lllm-go/lllm/internal/flock"
 )
 
 // DefaultRoot is the log root used when none is given.
@@ -69,7 +70,7 @@ func Create(root string, start RunStart, opts Options) (*Writer, *Run, error) {
 	start.Format, start.Version = FormatName, strconv.Itoa(VersionMajor)+"."+strconv.Itoa(VersionMinor)
 	// Readers tell a run being written from one that stopped without
 	// finishing its log by this lock (Summary.Status, Run.Writing).
-	if err := lockWriting(f); err != nil {
+	if err := flock.TryLock(f, true); err != nil {
 		_ = f.Close()
 		_ = os.RemoveAll(tmp)
 		return nil, nil, fmt.Errorf("logs: locking the log of run %s: %w", id, err)
@@ -360,6 +361,11 @@ func (r *Run) Summary() Summary { return summarize(r.ID, r.Dir) }
 // Where the OS has no flock, it reports true for every log without a
 // run_end.
 func (r *Run) Writing() bool { return beingWritten(r.Path()) }
+
+// beingWritten reports whether a Writer, in this process or another, holds
+// the log at path open. Without file locks it cannot tell, and a log
+// without a run_end is taken to be still running.
+func beingWritten(path string) bool { return !flock.Supported || flock.Held(path) }
 
 // List summarises every run under root (DefaultRoot if empty), oldest first.
 // It reads only the first and last records of each log. A run whose log

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lllm-go/lllm/internal/flock"
 )
 
 // stagingPrefix names a run directory while Create makes it: the folder
@@ -42,7 +44,7 @@ func removeStaleStaging(root string, names []string, now time.Time) {
 		}
 		dir := filepath.Join(root, name)
 		age := now.Sub(started)
-		if !(canTellWriting && age > stagingGrace && !beingWritten(filepath.Join(dir, EventsFile)) || age > stagingLimit) {
+		if !(flock.Supported && age > stagingGrace && !beingWritten(filepath.Join(dir, EventsFile)) || age > stagingLimit) {
 			continue
 		}
 		if err := os.RemoveAll(dir); err != nil {

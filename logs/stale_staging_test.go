@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lllm-go/lllm/internal/flock"
 )
 
 // captureLog sends slog's default logger to a buffer for the test.
@@ -60,7 +62,7 @@ func TestStaleStagingRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := lockWriting(f); err != nil {
+	if err := flock.TryLock(f, true); err != nil {
 		t.Fatal(err)
 	}
 	other := filepath.Join(root, ".tmp-notarun")

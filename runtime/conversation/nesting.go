@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/lllm-go/lllm/internal/flock"
 )
 
 // checkNesting refuses the data dir dir, which this store holds, when a
@@ -52,7 +54,7 @@ func checkNesting(dir string, found []key) error {
 // which process.
 func heldBy(dir string) (bool, string) {
 	path := filepath.Join(dir, LockFile)
-	if !lockHeld(path) {
+	if !flock.Held(path) {
 		return false, ""
 	}
 	return true, holder(path)

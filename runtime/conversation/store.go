@@ -25,6 +25,7 @@ import (
 
 	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/internal/atomicfile"
+	"github.com/lllm-go/lllm/internal/flock"
 	"github.com/lllm-go/lllm/logs"
 )
 
@@ -108,9 +109,6 @@ type key struct{ agent, sender string }
 // LockFile is the file in a data directory that a Store holds locked
 // while it is open, so that two servers never write one directory.
 const LockFile = ".lock"
-
-// errInUse is lockDir's error when another process holds the lock.
-var errInUse = errors.New("in use")
 
 // Open restores the conversations stored under dir, which is made if it
 // does not exist, and holds it locked until Close: a second Store on the
@@ -229,9 +227,9 @@ func (s *Store) takeLock() error {
 	if err != nil {
 		return fmt.Errorf("conversation: %w", err)
 	}
-	if err := lockDir(f); err != nil {
+	if err := flock.TryLock(f, true); err != nil {
 		f.Close()
-		if errors.Is(err, errInUse) {
+		if errors.Is(err, flock.ErrLocked) {
 			return fmt.Errorf("conversation: data dir %s is in use by %s (another lllm serve?): give each server its own data dir", s.dir, holder(path))
 		}
 		return fmt.Errorf("conversation: locking %s: %w", path, err)

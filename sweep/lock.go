@@ -1,15 +1,13 @@
-//go:build unix
-
 package sweep
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"github.com/lllm-go/lllm/internal/flock"
 )
 
 // lockRun takes the lock of the sweep directory dir for a run of shard
@@ -35,14 +33,14 @@ func lockRun(dir string, sh Shard) (release func(), err error) {
 		return nil, fmt.Errorf("opening the sweep's lock: %w", err)
 	}
 	defer gate.Close() // releases the gate
-	if err := flock(gate, syscall.LOCK_EX); err != nil {
-		if unsupported(err) {
+	if err := flock.Lock(gate); err != nil {
+		if flock.Unsupported(err) {
 			return release, nil
 		}
 		f.Close()
 		return nil, fmt.Errorf("taking the sweep's lock: %w", err)
 	}
-	err = flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
+	err = flock.TryLock(f, true)
 	switch {
 	case err == nil:
 		// No other run: a shard writes its count for the next shards.
@@ -51,11 +49,11 @@ func lockRun(dir string, sh Shard) (release func(), err error) {
 				f.Close()
 				return nil, err
 			}
-			err = flock(f, syscall.LOCK_SH)
+			err = flock.TryLock(f, false) // shared now, with the next shards
 		}
-	case !errors.Is(err, syscall.EWOULDBLOCK):
+	case err != flock.ErrLocked:
 		err = fmt.Errorf("taking the sweep's lock: %w", err)
-	case flock(f, syscall.LOCK_SH|syscall.LOCK_NB) != nil:
+	case flock.TryLock(f, false) != nil:
 		err = fmt.Errorf("sweep %s is being run whole by another process: wait for it to end (or stop it) before running it again", dir)
 	default:
 		n := readCount(f)
@@ -68,26 +66,11 @@ func lockRun(dir string, sh Shard) (release func(), err error) {
 			err = nil
 		}
 	}
-	if err != nil && !unsupported(err) {
+	if err != nil && !flock.Unsupported(err) {
 		f.Close()
 		return nil, err
 	}
 	return release, nil
-}
-
-func flock(f *os.File, how int) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), how)
-		if !errors.Is(err, syscall.EINTR) {
-			return err
-		}
-	}
-}
-
-// unsupported says that err is a filesystem's refusal of flock.
-func unsupported(err error) bool {
-	return errors.Is(err, syscall.ENOLCK) || errors.Is(err, syscall.ENOSYS) ||
-		errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.EINVAL)
 }
 
 func writeCount(f *os.File, n int) error {
