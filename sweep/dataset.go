@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lllm-go/lllm/internal/jsontext"
 	"github.com/lllm-go/lllm/runtime/config"
 )
 
@@ -101,7 +102,7 @@ func readJSONL(r io.Reader, path string, d DatasetSpec, note string) ([]Row, err
 			case err == nil:
 				return nil, errorAt(path, n, "not a JSON object but null%s", note)
 			case errors.As(err, &te): // the line is JSON of another kind
-				return nil, errorAt(path, n, "not a JSON object but %s%s", jsonValue(te.Value), note)
+				return nil, errorAt(path, n, "not a JSON object but %s%s", jsontext.Kind(te.Value), note)
 			}
 			return nil, errorAt(path, n, "not a JSON object: %s%s", strings.TrimPrefix(err.Error(), "json: "), note)
 		}
@@ -167,20 +168,6 @@ func readCSV(r io.Reader, path string, d DatasetSpec) ([]Row, error) {
 		rows = append(rows, row)
 	}
 	return rows, nil
-}
-
-// jsonValue names, with its article, the kind of JSON value that
-// encoding/json's UnmarshalTypeError.Value describes ("array",
-// "number 5").
-func jsonValue(v string) string {
-	kind, _, _ := strings.Cut(v, " ")
-	switch kind {
-	case "array":
-		return "an array"
-	case "bool":
-		return "a boolean"
-	}
-	return "a " + kind
 }
 
 func orDefault(s, def string) string {

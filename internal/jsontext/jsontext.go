@@ -67,3 +67,17 @@ func Marshal(v any) ([]byte, error) {
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
+
+// Kind names, with its article, the kind of JSON value that an
+// encoding/json UnmarshalTypeError's Value describes: "an array" for
+// "array", "a number" for "number 5", "a boolean" for "bool".
+func Kind(v string) string {
+	kind, _, _ := strings.Cut(v, " ")
+	switch kind {
+	case "array":
+		return "an array"
+	case "bool":
+		return "a boolean"
+	}
+	return "a " + kind
+}

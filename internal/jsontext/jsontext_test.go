@@ -31,3 +31,11 @@ func TestMarshal(t *testing.T) {
 		t.Error("a func was encoded")
 	}
 }
+
+func TestKind(t *testing.T) {
+	for v, want := range map[string]string{"array": "an array", "number 5": "a number", "bool": "a boolean", "string": "a string"} {
+		if got := Kind(v); got != want {
+			t.Errorf("Kind(%q) = %q, want %q", v, got, want)
+		}
+	}
+}

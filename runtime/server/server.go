@@ -36,6 +36,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lllm-go/lllm/internal/jsontext"
 	"github.com/lllm-go/lllm/runtime/conversation"
 )
 
@@ -252,7 +253,7 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, req *request, al
 		case err == nil:
 			msg += "the body must be a JSON object, not null"
 		case errors.As(err, &te): // any JSON value fits a field's RawMessage
-			msg += "the body must be a JSON object, not " + jsonValue(te.Value)
+			msg += "the body must be a JSON object, not " + jsontext.Kind(te.Value)
 		default:
 			msg += err.Error()
 		}
@@ -282,20 +283,6 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, req *request, al
 		return false
 	}
 	return true
-}
-
-// jsonValue names, with its article, the kind of JSON value that
-// encoding/json's UnmarshalTypeError.Value describes ("array",
-// "number 5").
-func jsonValue(v string) string {
-	kind, _, _ := strings.Cut(v, " ")
-	switch kind {
-	case "array":
-		return "an array"
-	case "bool":
-		return "a boolean"
-	}
-	return "a " + kind
 }
 
 // jsonKind names a Go kind as JSON does.
