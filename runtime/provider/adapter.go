@@ -171,10 +171,7 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 		st.edits = append(st.edits, es...)
 	}
 
-	// With tools, only where the streamed calls come out whole: the
-	// transport assembles OpenAI's; langchaingo assembles Anthropic's by
-	// block, and Gemini sends each call whole.
-	streaming := req.Stream != nil && (len(req.Tools) == 0 || a.d.wire == wireOpenAI || a.d.wire == wireAnthropic || a.d.wire == wireGoogle)
+	streaming := req.Stream != nil && (len(req.Tools) == 0 || a.d.streamTools)
 	var stream streamGuard
 	if streaming {
 		opts = append(opts, llms.WithStreamingFunc(func(ctx context.Context, chunk []byte) error {

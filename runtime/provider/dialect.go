@@ -15,8 +15,12 @@ type dialect struct {
 	singleText      bool // one text part per message
 	mapSchemas      bool // tool schemas as map[string]any
 	legacyMaxTokens bool // "max_tokens", not "max_completion_tokens" (OpenAI style)
-	format          formatStyle
-	wire            wireStyle
+	// streamTools: requests that declare tools may stream, their calls
+	// coming out whole (the transport assembles OpenAI's; langchaingo
+	// assembles Anthropic's by block; Gemini sends each call whole).
+	streamTools bool
+	format      formatStyle
+	wire        wireStyle
 }
 
 // formatStyle is how a request's Format reaches the provider through
@@ -44,9 +48,9 @@ const (
 func dialectFor(provider string) dialect {
 	switch provider {
 	case "anthropic":
-		return dialect{binaryImages: true, splitAssistant: true, wire: wireAnthropic}
+		return dialect{binaryImages: true, splitAssistant: true, streamTools: true, wire: wireAnthropic}
 	case "googleai":
-		return dialect{binaryImages: true, mapSchemas: true, format: formatMIME, wire: wireGoogle}
+		return dialect{binaryImages: true, mapSchemas: true, streamTools: true, format: formatMIME, wire: wireGoogle}
 	case "ollama":
 		return dialect{binaryImages: true, noTools: true, singleText: true, format: formatJSONMode, wire: wireOllama}
 	case "bedrock":
@@ -57,7 +61,7 @@ func dialectFor(provider string) dialect {
 	case "mock":
 		return dialect{}
 	}
-	return dialect{format: formatJSONMode, wire: wireOpenAI}
+	return dialect{format: formatJSONMode, streamTools: true, wire: wireOpenAI}
 }
 
 // edits are the request body edits that make the wire carry exactly the

@@ -150,3 +150,21 @@ func TestOpenAIStreamedTextWithToolCalls(t *testing.T) {
 		}
 	}
 }
+
+// Bedrock's requests that declare tools are not streamed (its client's
+// stream does not carry tool calls), though it speaks Anthropic's body:
+// Stream gets the whole text at the end, and the calls come whole.
+func TestBedrockToolsNotStreamed(t *testing.T) {
+	bedrockEnv(t)
+	f := newBedrockFake(t, bedrockMessage("tool_use", 50, 30,
+		map[string]any{"type": "text", "text": "Checking."},
+		map[string]any{"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": map[string]any{"city": "Paris"}},
+	))
+	m := openBedrockFake(t, f)
+	var chunks []string
+	msg := generate(t, m, &Request{Messages: []*dialog.Message{userMsg("Paris?")}, Tools: []*dialog.Function{weatherTool(t)},
+		Stream: func(_ context.Context, c Chunk) error { chunks = append(chunks, c.Text); return nil }}).Message
+	if p := f.last(t).Path; strings.Contains(p, "stream") || len(chunks) != 1 || chunks[0] != "Checking." || len(msg.FunctionCalls) != 1 {
+		t.Fatalf("path %s, chunks %q, calls %+v", p, chunks, msg.FunctionCalls)
+	}
+}
