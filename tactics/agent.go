@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/lllm-go/lllm/contextmgr"
 	"github.com/lllm-go/lllm/dialog"
@@ -959,7 +958,7 @@ func (a *Agent) answerCalls(work *dialog.Dialog, reply *dialog.Message, run func
 		// JSON carries it: each stray byte a U+FFFD. Make it so here, so
 		// that the dialog holds what was sent and logged, and a replay,
 		// which serves the logged result, sends the same request.
-		done.Result, done.Error = validUTF8(done.Result), validUTF8(done.Error)
+		done.Result, done.Error = jsontext.ValidUTF8(done.Result), jsontext.ValidUTF8(done.Error)
 		rec := &logs.ToolCall{Agent: a.Name, CallID: fc.ID, Name: fc.Name, Arguments: fc.Arguments,
 			Result: done.Result, Error: done.Error, Repeated: repeated,
 			LatencyMS: ms(time.Since(start))}
@@ -981,27 +980,6 @@ func (a *Agent) answerCalls(work *dialog.Dialog, reply *dialog.Message, run func
 		}
 	}
 	return nil
-}
-
-// validUTF8 is s with each byte that is not part of a UTF-8 sequence
-// replaced by U+FFFD, as encoding/json writes it; s itself when it is
-// valid.
-func validUTF8(s string) string {
-	if utf8.ValidString(s) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 8)
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			b.WriteString("\uFFFD")
-		} else {
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
 }
 
 func (a *Agent) write(rec *logs.Record) error {

@@ -118,3 +118,23 @@ var safeSet = func() (set [utf8.RuneSelf]bool) {
 	}
 	return set
 }()
+
+// ValidUTF8 is s as JSON text carries it (see AppendString): each byte
+// that is not part of a UTF-8 sequence a U+FFFD. It is s itself when s is
+// valid.
+func ValidUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	b := make([]byte, 0, len(s)+8)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b = utf8.AppendRune(b, utf8.RuneError)
+		} else {
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return string(b)
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"testing"
+	"unicode/utf8"
 )
 
 // stdJSON is v as encoding/json writes it without HTML escaping.
@@ -53,6 +54,21 @@ func TestAppendFloatMatchesEncodingJSON(t *testing.T) {
 	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
 		if got, err := AppendFloat([]byte("x"), v); err == nil || string(got) != "x" {
 			t.Errorf("AppendFloat(%v) = %q, %v; want the buffer unchanged and an error", v, got, err)
+		}
+	}
+}
+
+// ValidUTF8 makes of a string what its JSON text reads as, which is valid
+// UTF-8 (a valid string unchanged).
+func TestValidUTF8(t *testing.T) {
+	for _, s := range []string{"", "plain", "ééé", "éé\xc3", "\xff\xfe end", "a\xe2\x82b", "€\x80€"} {
+		v := ValidUTF8(s)
+		var read string
+		if err := json.Unmarshal(AppendString(nil, s), &read); err != nil || read != v || !utf8.ValidString(v) {
+			t.Errorf("ValidUTF8(%q) = %q; its JSON text %s reads %q (%v)", s, v, AppendString(nil, s), read, err)
+		}
+		if utf8.ValidString(s) && v != s {
+			t.Errorf("ValidUTF8(%q) changed a valid string to %q", s, v)
 		}
 	}
 }
