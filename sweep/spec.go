@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -347,11 +348,26 @@ func flowText(n *yaml.Node) string {
 	return string(text)
 }
 
-// wholeKeys are the spec's keys that take whole numbers (a list of them
-// for pass_k, a map of them for provider_concurrency), which yaml.v3
-// would fill from a fraction by cutting it: repeats: 2.7 ran 2 repeats.
-var wholeKeys = map[string]bool{"repeats": true, "pass_k": true, "concurrency": true, "provider_concurrency": true,
-	"retries": true, "max_consecutive_errors": true}
+// wholeKeys are the spec's keys that take whole numbers (or a list or
+// map of them), which yaml.v3 would fill from a fraction by cutting it:
+// repeats: 2.7 ran 2 repeats. They are read off Spec's fields, so that a
+// new one is checked too.
+var wholeKeys = func() map[string]bool {
+	keys := map[string]bool{}
+	t := reflect.TypeFor[Spec]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		ft := f.Type
+		if ft.Kind() == reflect.Slice || ft.Kind() == reflect.Map {
+			ft = ft.Elem()
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if ft.Kind() == reflect.Int && name != "" && name != "-" {
+			keys[name] = true
+		}
+	}
+	return keys
+}()
 
 // fractions reports each number with a fraction given to key, at its
 // line (2.0 is 2).
