@@ -175,7 +175,7 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 	var stream streamGuard
 	if streaming {
 		opts = append(opts, llms.WithStreamingFunc(func(ctx context.Context, chunk []byte) error {
-			if a.d.wire == wireOpenAI {
+			if a.d.chatCompletions() {
 				// The text as the transport read it: langchaingo hands
 				// over a delta's tool calls in place of its text.
 				if tapped, err := streamTapped(ctx, st, req.Stream, &stream); tapped {
@@ -203,7 +203,7 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 		}
 		return nil, e
 	}
-	if streaming && a.d.wire == wireOpenAI && stream.get() == nil {
+	if streaming && a.d.chatCompletions() && stream.get() == nil {
 		// Text of an event the client skipped after its last call of
 		// the streaming function.
 		_, _ = streamTapped(ctx, st, req.Stream, &stream)

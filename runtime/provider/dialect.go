@@ -16,12 +16,18 @@ type dialect struct {
 	mapSchemas      bool // tool schemas as map[string]any
 	legacyMaxTokens bool // "max_tokens", not "max_completion_tokens" (OpenAI style)
 	// streamTools: requests that declare tools may stream, their calls
-	// coming out whole (the transport assembles OpenAI's; langchaingo
-	// assembles Anthropic's by block; Gemini sends each call whole).
+	// coming out whole (the transport assembles OpenAI's and Mistral's
+	// and reads Ollama's; langchaingo assembles Anthropic's by block;
+	// Gemini sends each call whole).
 	streamTools bool
 	format      formatStyle
 	wire        wireStyle
 }
+
+// chatCompletions reports whether replies come in OpenAI's chat-completions
+// shape (openai, and mistral through the same client), whose streamed
+// text the transport reads off the wire.
+func (d dialect) chatCompletions() bool { return d.wire == wireOpenAI || d.wire == wireMistral }
 
 // formatStyle is how a request's Format reaches the provider through
 // langchaingo.
@@ -52,12 +58,12 @@ func dialectFor(provider string) dialect {
 	case "googleai":
 		return dialect{binaryImages: true, mapSchemas: true, streamTools: true, format: formatMIME, wire: wireGoogle}
 	case "ollama":
-		return dialect{binaryImages: true, noTools: true, singleText: true, format: formatJSONMode, wire: wireOllama}
+		return dialect{binaryImages: true, noTools: true, singleText: true, streamTools: true, format: formatJSONMode, wire: wireOllama}
 	case "bedrock":
 		// Anthropic's body, on anthropic models (see bedrockEdits).
 		return dialect{binaryImages: true, wire: wireAnthropic}
 	case "mistral":
-		return dialect{format: formatJSONMode, wire: wireMistral}
+		return dialect{format: formatJSONMode, streamTools: true, wire: wireMistral}
 	case "mock":
 		return dialect{}
 	}

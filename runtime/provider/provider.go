@@ -63,9 +63,8 @@ type Request struct {
 	Format json.RawMessage
 	Params Params
 	// Stream, when set, receives the reply's text as it arrives. An error
-	// from it cancels the call. With Tools declared, only the openai,
-	// anthropic and googleai wires stream; the other providers hand Stream
-	// the whole text at the end.
+	// from it cancels the call. With Tools declared, bedrock and custom
+	// providers hand Stream the whole text at the end; the others stream.
 	Stream func(ctx context.Context, c Chunk) error
 }
 

@@ -77,6 +77,8 @@ func TestStreamedToolCalls(t *testing.T) {
 	}{
 		{"anthropic/claude-sonnet-4-5", providertest.NewAnthropicServer},
 		{"googleai/gemini-2.0-flash", providertest.NewGeminiServer},
+		{"ollama/llama3.1", providertest.NewOllamaServer},
+		{"mistral/mistral-large-latest", providertest.NewMistralServer},
 	} {
 		t.Run(tc.model, func(t *testing.T) {
 			srv := tc.srv(t, reply)
