@@ -573,8 +573,8 @@ func managerProblem(err error) error {
 // wrong type is a *settingError.
 func paramsOf(args map[string]any) (provider.Params, error) {
 	var p provider.Params
-	known := map[string]string{"max_tokens": "a whole number", "seed": "a whole number", "stop": "a list of text",
-		"temperature": "a number", "top_k": "a whole number", "top_p": "a number"}
+	known := map[string]string{"extra_body": "a map of request fields", "max_tokens": "a whole number", "seed": "a whole number",
+		"stop": "a list of text", "temperature": "a number", "top_k": "a whole number", "top_p": "a number"}
 	names := slices.Sorted(maps.Keys(known))
 	var errs []error
 	for _, k := range slices.Sorted(maps.Keys(args)) {
@@ -600,6 +600,9 @@ func paramsOf(args map[string]any) (provider.Params, error) {
 	// it here, where lllm validate and a sweep's checks see it.
 	if p.MaxTokens != nil && *p.MaxTokens < 0 {
 		errs = append(errs, &settingError{[]string{"model_args", "max_tokens"}, fmt.Errorf("max_tokens must be 0 or more, not %d", *p.MaxTokens)})
+	}
+	if err := p.Check(); err != nil {
+		errs = append(errs, &settingError{[]string{"model_args", "extra_body"}, err})
 	}
 	return p, errors.Join(errs...)
 }

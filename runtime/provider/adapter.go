@@ -170,6 +170,13 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 		}
 		st.edits = append(st.edits, es...)
 	}
+	if len(req.Params.ExtraBody) > 0 {
+		es, err := extraEdits(req.Params.ExtraBody) // last: they win
+		if err != nil {
+			return nil, a.badRequest(err)
+		}
+		st.edits = append(st.edits, es...)
+	}
 
 	streaming := req.Stream != nil && (len(req.Tools) == 0 || a.d.streamTools)
 	var stream streamGuard

@@ -39,11 +39,19 @@ type Params struct {
 	MaxTokens   *int     `json:"max_tokens,omitempty"`
 	Stop        []string `json:"stop,omitempty"`
 	Seed        *int     `json:"seed,omitempty"`
+	// ExtraBody holds request fields Params does not name, as the
+	// provider's API spells them: reasoning_effort (OpenAI), thinking
+	// (Anthropic), generationConfig.thinkingConfig (Gemini), think
+	// (Ollama). It is a JSON object merged into the request body after
+	// every other setting: an object merges member by member, any other
+	// value replaces, null deletes. The mock provider ignores it.
+	ExtraBody json.RawMessage `json:"extra_body,omitempty"`
 }
 
 // IsZero reports whether p sets nothing, so the provider's defaults apply.
 func (p Params) IsZero() bool {
-	return p.Temperature == nil && p.TopP == nil && p.TopK == nil && p.MaxTokens == nil && len(p.Stop) == 0 && p.Seed == nil
+	return p.Temperature == nil && p.TopP == nil && p.TopK == nil && p.MaxTokens == nil && len(p.Stop) == 0 && p.Seed == nil &&
+		len(p.ExtraBody) == 0
 }
 
 // Chunk is a piece of a streamed reply.

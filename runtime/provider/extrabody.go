@@ -1,0 +1,72 @@
+package provider
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// ownedKeys are the request body members an adapter writes itself, which
+// ExtraBody may not set: changing them would send another conversation,
+// model or transport than the one the request and its digest describe.
+var ownedKeys = []string{"contents", "messages", "model", "stream", "system", "systemInstruction", "tools"}
+
+// Check reports the first problem of p that every provider would refuse:
+// ExtraBody that is not a JSON object, holds a key that needs escaping,
+// or sets a member the adapter owns.
+func (p Params) Check() error {
+	_, err := extraEdits(p.ExtraBody)
+	return err
+}
+
+// extraEdits flattens an ExtraBody object into body edits, one per leaf:
+// an object merges into the body's member of its name, any other value
+// replaces it, and null deletes it.
+func extraEdits(body json.RawMessage) ([]edit, error) {
+	if len(body) == 0 {
+		return nil, nil
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil || top == nil {
+		return nil, errors.New("extra_body must be a map of request fields, such as {reasoning_effort: low}")
+	}
+	var es []edit
+	var walk func(path []string, obj map[string]json.RawMessage) error
+	walk = func(path []string, obj map[string]json.RawMessage) error {
+		for _, k := range sortedKeys(obj) {
+			if k == "" || strings.ContainsAny(k, "\"\\") || strings.IndexFunc(k, func(r rune) bool { return r < 0x20 }) >= 0 {
+				return fmt.Errorf("extra_body: key %q: write keys without quotes, backslashes or control characters", k)
+			}
+			p := append(slices.Clip(path), k)
+			if len(path) == 0 && slices.Contains(ownedKeys, k) {
+				return fmt.Errorf("extra_body: %s is set by lllm-go itself and cannot be changed; extra_body is for settings such as reasoning_effort", k)
+			}
+			v := bytes.TrimSpace(obj[k])
+			var sub map[string]json.RawMessage
+			if len(v) > 0 && v[0] == '{' && json.Unmarshal(v, &sub) == nil && len(sub) > 0 {
+				if err := walk(p, sub); err != nil {
+					return err
+				}
+				continue
+			}
+			if string(v) == "null" {
+				v = nil
+			}
+			es = append(es, edit{path: p, value: v})
+		}
+		return nil
+	}
+	return es, walk(nil, top)
+}
+
+func sortedKeys(m map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
