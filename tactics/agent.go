@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lllm-go/lllm/contextmgr"
 	"github.com/lllm-go/lllm/dialog"
@@ -63,11 +64,23 @@ type Limits struct {
 	// does a wait that would outlast the context's deadline. Zero takes
 	// any wait.
 	MaxRetryWait time.Duration
+	// ToolTimeout bounds one tool call: the tool's context has that
+	// deadline, and a tool that has not returned by then is answered with
+	// an error saying so, while the loop goes on without it. Such a tool
+	// is left running (Go cannot stop a goroutine), so tools should
+	// honour their context. Zero leaves tool calls unbounded.
+	ToolTimeout time.Duration
+	// MaxToolOutput is the most bytes of a tool's result, and of its
+	// error, that the model is sent and the log keeps: a longer one is
+	// cut at a UTF-8 boundary, with a line saying so and from how many
+	// bytes. Zero sends every result whole.
+	MaxToolOutput int
 }
 
 // DefaultLimits are the reference framework's defaults, with bounded retries,
-// a call timeout of ten minutes (as OpenAI's own clients have) and waits
-// before a retry of at most five minutes.
+// a call timeout of ten minutes (as OpenAI's own clients have), waits
+// before a retry of at most five minutes, a tool timeout of ten minutes
+// and tool results of at most 1 MiB.
 func DefaultLimits() Limits {
 	return Limits{
 		MaxExceptionRetry: 3,
@@ -77,6 +90,8 @@ func DefaultLimits() Limits {
 		BackoffMax:        time.Minute,
 		CallTimeout:       10 * time.Minute,
 		MaxRetryWait:      5 * time.Minute,
+		ToolTimeout:       10 * time.Minute,
+		MaxToolOutput:     1 << 20,
 	}
 }
 
@@ -129,7 +144,8 @@ type Agent struct {
 	Retrying func(r Retry)
 	// CallTool, when set, answers the agent's tool calls in place of
 	// f.Call, f being the prompt's function the call names: a replay
-	// serves the recorded results this way.
+	// serves the recorded results this way. It is bound by
+	// Limits.ToolTimeout as f.Call is, and runs on a goroutine of its own.
 	CallTool func(ctx context.Context, agent string, f *dialog.Function, call dialog.FunctionCall) dialog.FunctionCall
 
 	mu      sync.Mutex
@@ -489,7 +505,7 @@ func (a *Agent) respond(ctx context.Context, canon *dialog.Dialog, s *CallSessio
 			if seen == nil {
 				seen = map[string]string{}
 			}
-			if err := a.runTools(ctx, work, gov, reply, seen, s); err != nil {
+			if err := a.runTools(ctx, work, gov, reply, seen, lim, s); err != nil {
 				return nil, err
 			}
 			if rounds++; rounds >= lim.MaxInterruptSteps {
@@ -507,11 +523,11 @@ func (a *Agent) respond(ctx context.Context, canon *dialog.Dialog, s *CallSessio
 				return nil, fmt.Errorf("the model kept calling tools after they were withdrawn (%d times)", exceptions+1)
 			}
 			exceptions++
-			if err := a.answerCalls(work, reply, func(fc dialog.FunctionCall) (dialog.FunctionCall, bool) {
+			if err := a.answerCalls(work, reply, lim, func(fc dialog.FunctionCall) (dialog.FunctionCall, bool) {
 				fc.Error = "no tools are available now"
 				fc.Result = "Error: no tools are available now. Give your final answer."
 				return fc, false
-			}, s); err != nil {
+			}, nil, s); err != nil {
 				return nil, err
 			}
 			continue
@@ -917,13 +933,14 @@ func (a *Agent) summarize(ctx context.Context, work *dialog.Dialog, lim Limits, 
 
 // runTools runs the tool calls of reply with gov's functions, answering an
 // identical repeated call from the first one's result.
-func (a *Agent) runTools(ctx context.Context, work *dialog.Dialog, gov *dialog.Prompt, reply *dialog.Message, seen map[string]string, s *CallSession) error {
+func (a *Agent) runTools(ctx context.Context, work *dialog.Dialog, gov *dialog.Prompt, reply *dialog.Message, seen map[string]string, lim Limits, s *CallSession) error {
 	fns := map[string]*dialog.Function{}
 	for _, f := range gov.Functions {
 		fns[f.Name] = f
 	}
-	return a.answerCalls(work, reply, func(fc dialog.FunctionCall) (dialog.FunctionCall, bool) {
-		key := fc.Name + "\x00" + compactJSON(fc.Arguments)
+	var key string // of the call being answered
+	return a.answerCalls(work, reply, lim, func(fc dialog.FunctionCall) (dialog.FunctionCall, bool) {
+		key = fc.Name + "\x00" + compactJSON(fc.Arguments)
 		if prev, repeated := seen[key]; repeated {
 			fc.Result = "You already called " + fc.Name + " with these arguments. The result was:\n" + prev
 			return fc, true
@@ -934,21 +951,91 @@ func (a *Agent) runTools(ctx context.Context, work *dialog.Dialog, gov *dialog.P
 			fc.Result = "Error: " + fc.Error
 			return fc, false
 		}
-		var done dialog.FunctionCall
-		if a.CallTool != nil {
-			done = a.CallTool(ctx, a.Name, f, fc)
-		} else {
-			done = f.Call(ctx, fc)
+		return a.callTool(ctx, f, fc, lim.ToolTimeout), false
+	}, func(done dialog.FunctionCall, repeated bool) {
+		if !repeated && fns[done.Name] != nil {
+			seen[key] = done.Result // as answered: a repeat quotes what the model got
 		}
-		seen[key] = done.Result
-		return done, false
 	}, s)
 }
 
+// toolCancelGrace is how long a tool whose context was cancelled has to
+// return before the call loop leaves it running.
+const toolCancelGrace = 100 * time.Millisecond
+
+// errToolTimeout is the cause of a tool call's context cancelled at its
+// tool timeout.
+var errToolTimeout = errors.New("tool timeout")
+
+// callTool answers fc with f (through CallTool when it is set) on a
+// goroutine of its own, within timeout when it is not zero. A tool that
+// has not returned by then, or within toolCancelGrace of ctx's end, is
+// left running and the call is answered with an error: that it did not
+// return within the timeout, or ctx's error, as f.Call answers a call on
+// an ended context.
+func (a *Agent) callTool(ctx context.Context, f *dialog.Function, fc dialog.FunctionCall, timeout time.Duration) dialog.FunctionCall {
+	if err := ctx.Err(); err != nil {
+		return failedCall(fc, err.Error())
+	}
+	var tctx context.Context
+	var cancel context.CancelFunc
+	if timeout > 0 {
+		tctx, cancel = context.WithTimeoutCause(ctx, timeout, errToolTimeout)
+	} else {
+		tctx, cancel = context.WithCancel(ctx)
+	}
+	defer cancel()
+	out := make(chan dialog.FunctionCall, 1) // the tool's goroutine never blocks on it
+	go func() {
+		defer func() {
+			// f.Call recovers the function's panics; CallTool is the
+			// caller's code, on a goroutine no one else recovers.
+			if v := recover(); v != nil {
+				out <- failedCall(fc, fmt.Sprintf("calling tool %s panicked: %v", fc.Name, v))
+			}
+		}()
+		if a.CallTool != nil {
+			out <- a.CallTool(tctx, a.Name, f, fc)
+		} else {
+			out <- f.Call(tctx, fc)
+		}
+	}()
+	select {
+	case done := <-out:
+		if ctx.Err() != nil || done.Error == "" || context.Cause(tctx) != errToolTimeout {
+			return done
+		}
+		// An error once its time was up: most likely the one the end of
+		// its context made; the timeout says why.
+	case <-tctx.Done():
+		if err := ctx.Err(); err != nil {
+			// A tool that honours ctx answers for itself, at once.
+			t := time.NewTimer(toolCancelGrace)
+			defer t.Stop()
+			select {
+			case done := <-out:
+				return done
+			case <-t.C:
+				return failedCall(fc, err.Error())
+			}
+		}
+	}
+	return failedCall(fc, fmt.Sprintf("tool %s did not return within the tool timeout of %v (tool_timeout)", fc.Name, timeout))
+}
+
+// failedCall is fc answered with the error msg, as dialog.Function.Call
+// answers a call that fails.
+func failedCall(fc dialog.FunctionCall, msg string) dialog.FunctionCall {
+	fc.Error, fc.Result = msg, "Error: "+msg
+	return fc
+}
+
 // answerCalls answers each tool call of reply with run's result (and
-// whether it repeats an earlier call): a tool_call record, and a tool
-// message (the interrupt prompt rendered with the result) appended to work.
-func (a *Agent) answerCalls(work *dialog.Dialog, reply *dialog.Message, run func(dialog.FunctionCall) (dialog.FunctionCall, bool), s *CallSession) error {
+// whether it repeats an earlier call), cut to lim.MaxToolOutput: a
+// tool_call record, and a tool message (the interrupt prompt rendered with
+// the result) appended to work. answered, when not nil, is told of each
+// call as it was answered.
+func (a *Agent) answerCalls(work *dialog.Dialog, reply *dialog.Message, lim Limits, run func(dialog.FunctionCall) (dialog.FunctionCall, bool), answered func(done dialog.FunctionCall, repeated bool), s *CallSession) error {
 	interrupt := work.TopPrompt().InterruptPrompt()
 	for _, fc := range reply.FunctionCalls {
 		start := time.Now()
@@ -957,8 +1044,16 @@ func (a *Agent) answerCalls(work *dialog.Dialog, reply *dialog.Message, run func
 		// rune, bytes of a binary file) reaches the model, and the log, as
 		// JSON carries it: each stray byte a U+FFFD. Make it so here, so
 		// that the dialog holds what was sent and logged, and a replay,
-		// which serves the logged result, sends the same request.
+		// which serves the logged result, sends the same request. Then
+		// cut it, here only, for the same reason; a repeat quotes a
+		// result already cut.
 		done.Result, done.Error = jsontext.ValidUTF8(done.Result), jsontext.ValidUTF8(done.Error)
+		if !repeated {
+			done.Result, done.Error = cutOutput(done.Result, lim.MaxToolOutput), cutOutput(done.Error, lim.MaxToolOutput)
+		}
+		if answered != nil {
+			answered(done, repeated)
+		}
 		rec := &logs.ToolCall{Agent: a.Name, CallID: fc.ID, Name: fc.Name, Arguments: fc.Arguments,
 			Result: done.Result, Error: done.Error, Repeated: repeated,
 			LatencyMS: ms(time.Since(start))}
@@ -980,6 +1075,42 @@ func (a *Agent) answerCalls(work *dialog.Dialog, reply *dialog.Message, run func
 		}
 	}
 	return nil
+}
+
+// cutOutput returns s, valid UTF-8, cut to at most limit bytes at the
+// start of a rune, with a line saying so, when it is longer and limit is
+// not zero. A text it already cut to limit (a result a replay serves from
+// the log) is returned as it is.
+func cutOutput(s string, limit int) string {
+	if limit <= 0 || len(s) <= limit || wasCut(s, limit) {
+		return s
+	}
+	n := limit
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + cutLine(n, len(s))
+}
+
+// cutPrefix starts the line cutOutput appends.
+const cutPrefix = "\n[output cut to the first "
+
+// cutLine is the line cutOutput appends to the first n bytes of a text of
+// total bytes.
+func cutLine(n, total int) string {
+	return cutPrefix + strconv.Itoa(n) + " of " + strconv.Itoa(total) + " bytes]"
+}
+
+// wasCut reports whether s is what cutOutput makes of a longer text for
+// limit: at most limit bytes, then the line saying so.
+func wasCut(s string, limit int) bool {
+	n := strings.LastIndex(s, cutPrefix)
+	if n < 0 || n > limit {
+		return false
+	}
+	_, of, _ := strings.Cut(s[n+len(cutPrefix):], " of ")
+	total, err := strconv.Atoi(strings.TrimSuffix(of, " bytes]"))
+	return err == nil && total > limit && s[n:] == cutLine(n, total)
 }
 
 func (a *Agent) write(rec *logs.Record) error {

@@ -8,9 +8,10 @@
 // its model ([Agent.Respond], [Agent.RespondTo]). Respond answers on a
 // working fork per attempt, passes it through the agent's context manager,
 // retries parse errors with the exception prompt, runs tool rounds up to
-// Limits.MaxInterruptSteps, and retries rate limits and transient errors
-// with backoff ([Limits]); every call, retry, tool call and
-// context-manager action goes to the agent's [Log].
+// Limits.MaxInterruptSteps (each tool call within Limits.ToolTimeout), and
+// retries rate limits and transient errors with backoff ([Limits]); every
+// call, retry, tool call and context-manager action goes to the agent's
+// [Log].
 //
 // A tactic is a Go type that drives agents ([Tactic]); register a factory
 // with [Register] and name it in a config's tactic_type. [Run] and [Batch]

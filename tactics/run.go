@@ -511,7 +511,7 @@ func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prom
 		v   *int
 		dst *int
 	}{{ac.MaxExceptionRetry, &lim.MaxExceptionRetry}, {ac.MaxInterruptSteps, &lim.MaxInterruptSteps},
-		{ac.MaxLLMRecall, &lim.MaxLLMRecall}, {ac.MaxRetries, &lim.MaxRetries}} {
+		{ac.MaxLLMRecall, &lim.MaxLLMRecall}, {ac.MaxRetries, &lim.MaxRetries}, {ac.MaxToolOutput, &lim.MaxToolOutput}} {
 		if f.v != nil {
 			*f.dst = *f.v
 		}
@@ -521,6 +521,9 @@ func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prom
 	}
 	if ac.MaxRetryWait != nil {
 		lim.MaxRetryWait = *ac.MaxRetryWait
+	}
+	if ac.ToolTimeout != nil {
+		lim.ToolTimeout = *ac.ToolTimeout
 	}
 	cmCfg := ac.ContextManager
 	if cmCfg == nil {

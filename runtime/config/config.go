@@ -112,6 +112,11 @@ type Agent struct {
 	// MaxRetryWait is the longest wait before a retry the agent takes;
 	// zero takes any.
 	MaxRetryWait *time.Duration `yaml:"max_retry_wait,omitempty"`
+	// ToolTimeout bounds one tool call; zero leaves it unbounded.
+	ToolTimeout *time.Duration `yaml:"tool_timeout,omitempty"`
+	// MaxToolOutput is the most bytes of a tool's result the model is
+	// sent and the log keeps; zero means no cap.
+	MaxToolOutput *int `yaml:"max_tool_output,omitempty"`
 	// ContextManager configures the agent's context manager.
 	ContextManager map[string]any `yaml:"context_manager,omitempty"`
 }
@@ -251,6 +256,8 @@ func (a Agent) clone() Agent {
 	b.MaxRetries = copyPtr(a.MaxRetries)
 	b.CallTimeout = copyPtr(a.CallTimeout)
 	b.MaxRetryWait = copyPtr(a.MaxRetryWait)
+	b.ToolTimeout = copyPtr(a.ToolTimeout)
+	b.MaxToolOutput = copyPtr(a.MaxToolOutput)
 	return b
 }
 

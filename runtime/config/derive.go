@@ -115,6 +115,8 @@ func (c *Config) problems() []*Error {
 			MaxRetries:        integer(m, path, "max_retries"),
 			CallTimeout:       duration(m, path, "call_timeout"),
 			MaxRetryWait:      duration(m, path, "max_retry_wait"),
+			ToolTimeout:       duration(m, path, "tool_timeout"),
+			MaxToolOutput:     integer(m, path, "max_tool_output"),
 			ContextManager:    free(m, path, "context_manager"),
 		}
 	}

@@ -49,6 +49,8 @@ var agentKeys = map[string]field{
 	"max_retries":         fInt,
 	"call_timeout":        fString,
 	"max_retry_wait":      fString,
+	"tool_timeout":        fString,
+	"max_tool_output":     fInt,
 	"context_manager":     fFree,
 }
 

@@ -156,6 +156,9 @@ func NewService(store *Store, agents []*AgentSpec, opts ServiceOptions) (*Servic
 		if sp.Model == nil || sp.System == nil {
 			return nil, fmt.Errorf("conversation: %s needs a model and a system prompt", tactics.AgentLabel(sp.Name))
 		}
+		if err := checkAskTimeout(sp, opts.AskTimeout); err != nil {
+			return nil, fmt.Errorf("conversation: %w", err)
+		}
 		e := &agentEntry{spec: sp, guest: sp.System.WithoutTools()}
 		if e.primary, err = withTools(sp.System, s.recall, s.ask); err != nil {
 			return nil, fmt.Errorf("conversation: %s: %w", tactics.AgentLabel(sp.Name), err)
@@ -171,6 +174,20 @@ func NewService(store *Store, agents []*AgentSpec, opts ServiceOptions) (*Servic
 		}
 	}
 	return s, nil
+}
+
+// checkAskTimeout reports an agent whose tool timeout would end its
+// ask_user calls before ask_user's own timeout of ask does.
+func checkAskTimeout(sp *AgentSpec, ask time.Duration) error {
+	lim := sp.Limits
+	if lim == (tactics.Limits{}) {
+		lim = tactics.DefaultLimits()
+	}
+	if lim.ToolTimeout > 0 && lim.MaxInterruptSteps > 0 && lim.ToolTimeout < ask {
+		return fmt.Errorf("%s: its tool timeout (tool_timeout, %v) is shorter than ask_user's timeout (ask_user_timeout, %v), so ask_user would stop waiting for the user before its time: raise tool_timeout or lower ask_user_timeout",
+			tactics.AgentLabel(sp.Name), lim.ToolTimeout, ask)
+	}
+	return nil
 }
 
 // withTools returns p with fns added to its functions, unless it already
@@ -292,11 +309,30 @@ type runState struct {
 
 	mu      sync.Mutex
 	pending chan string // the reply channel of a pending ask_user
+	// asked is closed once the last ask_user has stored its question;
+	// over is set once the run's call loop has returned, after which no
+	// ask_user starts (see settle).
+	asked chan struct{}
+	over  bool
 
 	ended chan struct{} // closed when the run frees its conversation
 }
 
 type runKey struct{}
+
+// settle waits for an ask_user the call loop left running when its
+// context ended (tactics.Limits.ToolTimeout) to store its question, so
+// that a run's questions are stored before how it ended; ask_user returns
+// promptly once its context ends. No ask_user starts after it.
+func (st *runState) settle() {
+	st.mu.Lock()
+	st.over = true
+	asked := st.asked
+	st.mu.Unlock()
+	if asked != nil {
+		<-asked
+	}
+}
 
 // Check validates req as Run would, without running or storing anything.
 func (s *Service) Check(req RunRequest) error {
@@ -474,6 +510,7 @@ func (s *Service) Run(ctx context.Context, req RunRequest, emit func(Event) erro
 		return emit(ev)
 	}
 	reply, err := s.respond(context.WithValue(ctx, runKey{}, st), st, answering, guest, request, cwd, rl.log())
+	st.settle()
 	if err == nil {
 		reply.Name = st.agent
 		if guest {
@@ -973,12 +1010,19 @@ func (s *Service) askTool(ctx context.Context, in askArgs) (string, error) {
 	}
 	ch := make(chan string, 1)
 	st.mu.Lock()
-	if st.pending != nil {
+	switch {
+	case st.over:
+		st.mu.Unlock()
+		return "", errors.New("the run has ended")
+	case st.pending != nil:
 		st.mu.Unlock()
 		return "", errors.New("a question is already waiting for the user's answer")
 	}
 	st.pending = ch
+	asked := make(chan struct{})
+	st.asked = asked
 	st.mu.Unlock()
+	defer close(asked) // last: once the question is stored
 	defer func() {
 		st.mu.Lock()
 		if st.pending == ch {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -131,6 +132,10 @@ func FromConfig(ctx context.Context, cfg *config.Config) (*Config, error) {
 			}
 			errs = append(errs, cfg.AgentErrorf(i, []string{key}, "agent %s: %s uses %s: a served agent's prompt may use only {agent}, {sender} and {cwd} (write {{ and }} for a literal brace)",
 				ac.Name, key, strings.Join(unknown, ", ")))
+		}
+		if ask := cmp.Or(out.AskUserTimeout, conversation.DefaultAskTimeout); a.Limits.ToolTimeout > 0 && a.Limits.MaxInterruptSteps > 0 && a.Limits.ToolTimeout < ask {
+			errs = append(errs, cfg.AgentErrorf(i, []string{"tool_timeout"}, "agent %s: tool_timeout (%v) is shorter than params.ask_user_timeout (%v), so ask_user would stop waiting for the user before its time: raise tool_timeout or lower ask_user_timeout",
+				ac.Name, a.Limits.ToolTimeout, ask))
 		}
 		ap := p.Agents[ac.Name]
 		sp := &conversation.AgentSpec{Name: a.Name, System: a.System, Model: a.Model, ModelName: a.ModelName,
