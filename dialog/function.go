@@ -189,7 +189,10 @@ func (f *Function) MarshalJSON() ([]byte, error) {
 // Call runs the function for call and returns call with its result. The
 // arguments are checked against the parameter schema and decoded; a failure
 // there, an error from the function or a panic in it sets Error to the
-// message and Result to "Error: " and the message. On success Result is
+// message and Result to "Error: " and the message. Arguments that are not
+// valid JSON, the broken JSON a provider adapter keeps as a JSON string
+// among them (see FunctionCall.Arguments), are refused as that, with the
+// JSON parser's error. On success Result is
 //
 //	Return of calling function NAME with arguments ARGS:
 //	VALUE
@@ -243,7 +246,12 @@ func (f *Function) run(ctx context.Context, call FunctionCall) (out any, err err
 	}
 	var v any
 	if err := json.Unmarshal(args, &v); err != nil {
-		return nil, fmt.Errorf("invalid arguments: %w", err)
+		return nil, notJSON(err)
+	}
+	if s, ok := v.(string); ok {
+		if err := brokenJSON(s); err != nil {
+			return nil, err
+		}
 	}
 	if _, ok := v.(map[string]any); !ok {
 		return nil, errors.New("invalid arguments: not a JSON object")
@@ -261,6 +269,33 @@ func (f *Function) run(ctx context.Context, call FunctionCall) (out any, err err
 		}
 	}()
 	return f.fn(ctx, args)
+}
+
+// brokenJSON returns the error of arguments that a model wrote as broken
+// JSON, which the provider adapters keep as a JSON string of the text the
+// model wrote (see FunctionCall.Arguments): a string that starts as an
+// object or array does but is not JSON. Any other string is nil: the
+// model sent a JSON string, which is not a JSON object.
+func brokenJSON(s string) error {
+	s = strings.TrimSpace(s)
+	if s == "" || s[0] != '{' && s[0] != '[' {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return notJSON(err)
+	}
+	return nil
+}
+
+// notJSON is the error of arguments that are not valid JSON, err being
+// the parser's.
+func notJSON(err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("invalid arguments: not valid JSON (%w, at byte %d): send the arguments as one JSON object", err, se.Offset)
+	}
+	return fmt.Errorf("invalid arguments: not valid JSON (%w): send the arguments as one JSON object", err)
 }
 
 // failCall returns call with err as its result.

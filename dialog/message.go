@@ -70,7 +70,7 @@ type Image struct {
 type FunctionCall struct {
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments,omitempty"` // a JSON object
+	Arguments json.RawMessage `json:"arguments,omitempty"` // a JSON object; broken JSON a model wrote, as a JSON string of its text
 	Result    string          `json:"result,omitempty"`    // the text sent back to the model
 	Error     string          `json:"error,omitempty"`     // set when the call failed
 }

@@ -677,7 +677,8 @@ func (a *Agent) generate(ctx context.Context, work *dialog.Dialog, req *provider
 			for i, fc := range resp.Message.FunctionCalls {
 				if len(fc.Arguments) > 0 && !json.Valid(fc.Arguments) {
 					// A model of our own making may hand them over raw:
-					// keep them, as a JSON string, for the tool to refuse.
+					// keep them, as a JSON string, for the tool to refuse
+					// as not valid JSON (dialog.FunctionCall.Arguments).
 					resp.Message.FunctionCalls[i].Arguments, _ = json.Marshal(string(fc.Arguments))
 				}
 			}

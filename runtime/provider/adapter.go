@@ -741,7 +741,8 @@ func functionCall(id string, fc *llms.FunctionCall, n int) dialog.FunctionCall {
 		raw = json.RawMessage(args)
 	default:
 		// Keep what the model wrote, as a JSON string: the call then fails
-		// its schema check and the model is told so.
+		// and the model is told that it is not valid JSON, and why (see
+		// dialog.FunctionCall.Arguments).
 		raw, _ = json.Marshal(args)
 	}
 	return dialog.FunctionCall{ID: id, Name: fc.Name, Arguments: raw}
