@@ -52,11 +52,13 @@ func Merge(dir string, srcs ...string) (*Report, []string, error) {
 					// A run log is under runs/: a run_dir that climbs out
 					// (a hand-edited or hostile samples file) would have
 					// files copied from and to anywhere.
-					if !filepath.IsLocal(r.RunDir) || !strings.HasPrefix(filepath.ToSlash(filepath.Clean(r.RunDir)), RunsDir+"/") {
-						cerr = fmt.Errorf("%s: sample %s: run_dir %q is not a folder of %s/: not merged", f, r.Row, r.RunDir, RunsDir)
+					from, err := r.LogDir(d)
+					if err != nil {
+						cerr = fmt.Errorf("%s: %w; not merged", f, err)
 						return
 					}
-					if err := copyDir(filepath.Join(d, r.RunDir), filepath.Join(dir, r.RunDir)); err != nil {
+					to, _ := r.LogDir(dir) // the same run_dir, checked above
+					if err := copyDir(from, to); err != nil {
 						cerr = fmt.Errorf("copying the run log of sample %s: %w", r.Row, err)
 					}
 				}

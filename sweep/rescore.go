@@ -151,7 +151,11 @@ func (s *Sweep) rescorable() (*rescorePlan, error) {
 				// run log's task (see loggedResult), are the row's.
 				return
 			}
-			if _, err := os.Stat(filepath.Join(s.Dir, r.RunDir, logs.EventsFile)); err != nil {
+			dir, err := r.LogDir(s.Dir)
+			if err != nil {
+				return // a run_dir outside runs/ is no run log: the sample runs again
+			}
+			if _, err := os.Stat(filepath.Join(dir, logs.EventsFile)); err != nil {
 				return // no run log: the sample runs again
 			}
 			judges := 0
@@ -185,14 +189,16 @@ func (s *Sweep) staleScorers(r *Record) []namedScorer {
 
 // loggedResult is the tactic's result as the run log of r holds it, in the
 // result of its last record (run_end). ok is false when the record names
-// no run log, or the log is missing or unreadable, has no run_end, did not
-// succeed, belongs to another run, or, for a record without row_hash, ran
-// another task or expected answer than row's.
+// no run log or one outside the sweep's runs/ (see Record.LogDir), or the
+// log is missing or unreadable, has no run_end, did not succeed, belongs
+// to another run, or, for a record without row_hash, ran another task or
+// expected answer than row's.
 func (s *Sweep) loggedResult(r *Record, row *Row) (json.RawMessage, bool) {
-	if r.RunDir == "" {
+	dir, err := r.LogDir(s.Dir)
+	if dir == "" || err != nil {
 		return nil, false
 	}
-	run := &logs.Run{ID: r.RunID, Dir: filepath.Join(s.Dir, r.RunDir)}
+	run := &logs.Run{ID: r.RunID, Dir: dir}
 	sum := run.Summary() // its first and last records only
 	if sum.Err != nil || sum.End == nil || sum.End.Status != logs.StatusOK || len(sum.End.Result) == 0 {
 		return nil, false

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -91,6 +92,21 @@ type Record struct {
 
 // Key identifies a sample: its cell, row and repeat.
 func (r *Record) Key() string { return sampleKey(r.Cell, r.Row, r.Repeat) }
+
+// LogDir is the folder of r's run log in the sweep directory dir: dir
+// joined with r's run_dir, or "" when r names no run log. A run_dir that
+// is not a folder of dir's runs/ (a hand-edited or corrupted samples
+// file, which could name any folder of the machine) is an error, so that
+// nothing outside the sweep directory is read or written through it.
+func (r *Record) LogDir(dir string) (string, error) {
+	if r.RunDir == "" {
+		return "", nil
+	}
+	if !filepath.IsLocal(r.RunDir) || !strings.HasPrefix(filepath.ToSlash(filepath.Clean(r.RunDir)), RunsDir+"/") {
+		return "", fmt.Errorf("sample %s (cell %s, repeat %d): run_dir %q is not a folder of %s/: correct or delete its line in the samples file", r.Row, r.Cell, r.Repeat, r.RunDir, RunsDir)
+	}
+	return filepath.Join(dir, r.RunDir), nil
+}
 
 func sampleKey(cell, row string, repeat int) string {
 	return cell + "\x00" + row + "\x00" + strconv.Itoa(repeat)

@@ -473,8 +473,11 @@ func (e *exporter) sweep(dir string, m *sweep.Manifest, where []scoreCond) error
 			e.rejected++
 			return nil
 		}
-		runDir := filepath.Join(dir, r.RunDir)
-		if _, err := os.Stat(filepath.Join(runDir, logs.EventsFile)); r.RunDir == "" || err != nil {
+		runDir, err := r.LogDir(dir)
+		if err != nil {
+			return fmt.Errorf("%s: %w", dir, err)
+		}
+		if _, err := os.Stat(filepath.Join(runDir, logs.EventsFile)); runDir == "" || err != nil {
 			e.noLog++
 			return nil
 		}
