@@ -265,6 +265,13 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 			}
 		default:
 			errs = append(errs, fractions(name, k.Value, v)...)
+			if durationKeys[k.Value] {
+				var err error
+				if v, err = durationNode(name, k.Value, v); err != nil {
+					errs = append(errs, err)
+					continue
+				}
+			}
 			rest.Content = append(rest.Content, k, v)
 		}
 	}
@@ -368,6 +375,38 @@ var wholeKeys = func() map[string]bool {
 	}
 	return keys
 }()
+
+// durationKeys are the spec's keys that take a duration, read off Spec's
+// fields as wholeKeys are.
+var durationKeys = func() map[string]bool {
+	keys := map[string]bool{}
+	t := reflect.TypeFor[Spec]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if f.Type == reflect.TypeFor[time.Duration]() && name != "" && name != "-" {
+			keys[name] = true
+		}
+	}
+	return keys
+}()
+
+// durationNode reads the value v of the duration key as a tactic config
+// reads its durations (config.ParseDuration: 90s, 10m, or a number of
+// seconds, so that timeout: 30 is 30s as call_timeout: 30 is), and
+// returns it as text that yaml.v3 decodes into a time.Duration. A value
+// that is no duration is an error at its line.
+func durationNode(file, key string, v *yaml.Node) (*yaml.Node, error) {
+	var x any
+	if err := v.Decode(&x); err != nil || x == nil {
+		return v, nil // yaml.v3 reports it; null is no timeout
+	}
+	d, err := config.ParseDuration(x)
+	if err != nil {
+		return nil, errorAt(file, v.Line, "%s %v", key, err)
+	}
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: d.String(), Line: v.Line, Column: v.Column}, nil
+}
 
 // fractions reports each number with a fraction given to key, at its
 // line (2.0 is 2).
@@ -563,7 +602,7 @@ func (s *Spec) check() error {
 			bad("provider_concurrency", "%s: %d: want 1 or more", p, n)
 		}
 	}
-	if s.Timeout < 0 {
+	if s.Timeout < 0 { // set in Go: a negative one in YAML is refused where it is read
 		bad("timeout", "%s: want a positive duration such as 2m", s.Timeout)
 	}
 	if s.Retries < 0 {

@@ -3,6 +3,7 @@ package config
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -85,17 +86,9 @@ func (c *Config) problems() []*Error {
 		if !ok || v == nil {
 			return nil
 		}
-		var d time.Duration
-		var err error
-		if s, ok := v.(string); ok {
-			d, err = time.ParseDuration(s)
-		} else if secs, ok := toFloat(v); ok && secs <= math.MaxInt64/float64(time.Second) {
-			d = time.Duration(secs * float64(time.Second)) // a number is seconds
-		} else {
-			err = errors.New("not a duration")
-		}
-		if err != nil || d < 0 {
-			bad(c.pos.lookup(append(path, key)...), "%s must be a duration such as 90s or 10m (0 for none), not %s", dotted(path, key), describe(v))
+		d, err := ParseDuration(v)
+		if err != nil {
+			bad(c.pos.lookup(append(path, key)...), "%s %v", dotted(path, key), err)
 			return nil
 		}
 		return &d
@@ -211,6 +204,28 @@ func sortedErrors(errs []*Error) []error {
 
 // priceKeyNames are the keys of a prices entry.
 var priceKeyNames = []string{"input", "cached_input", "cache_write", "output"}
+
+// ParseDuration reads a duration as a config writes it (call_timeout,
+// max_retry_wait): text that time.ParseDuration reads, such as "90s" or
+// "10m", or a number of seconds, as YAML decodes it into an any (30 is
+// 30s, 0.5 is 500ms). Anything else, and a negative duration, is an
+// error that says what the value should be, worded to follow the key's
+// name: "must be a duration such as 90s or 10m (0 for none), not ...".
+func ParseDuration(v any) (time.Duration, error) {
+	var d time.Duration
+	var err error
+	if s, ok := v.(string); ok {
+		d, err = time.ParseDuration(s)
+	} else if secs, ok := toFloat(v); ok && math.Abs(secs) <= math.MaxInt64/float64(time.Second) {
+		d = time.Duration(secs * float64(time.Second)) // a number is seconds
+	} else {
+		err = errors.New("not a duration")
+	}
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("must be a duration such as 90s or 10m (0 for none), not %s", describe(v))
+	}
+	return d, nil
+}
 
 // toFloat converts a YAML number to float64.
 func toFloat(v any) (float64, bool) {
