@@ -21,6 +21,7 @@ import (
 
 	"github.com/lllm-go/lllm/internal/suggest"
 	"github.com/lllm-go/lllm/runtime/config"
+	"github.com/lllm-go/lllm/runtime/provider"
 )
 
 // Spec is a sweep file: the tactic config to start from, the dataset, the
@@ -56,7 +57,8 @@ type Spec struct {
 	// Concurrency is how many samples run at once; 0 means 8.
 	Concurrency int `yaml:"concurrency"`
 	// ProviderConcurrency caps the model calls in flight per provider
-	// ("openai", "mock", ...); unlisted providers are capped by Concurrency.
+	// ("openai", "mock", ...; registered providers only, named in any
+	// case); unlisted providers are capped by Concurrency.
 	ProviderConcurrency map[string]int `yaml:"provider_concurrency"`
 	// Timeout bounds each sample's run; 0 means none.
 	Timeout time.Duration `yaml:"timeout"`
@@ -263,6 +265,10 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 			if v != nil {
 				rest.Content = append(rest.Content, k, v)
 			}
+		case "provider_concurrency":
+			errs = append(errs, providerKeys(name, v)...)
+			errs = append(errs, fractions(name, k.Value, v)...)
+			rest.Content = append(rest.Content, k, v)
 		default:
 			errs = append(errs, fractions(name, k.Value, v)...)
 			if durationKeys[k.Value] {
@@ -295,6 +301,30 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 		return nil, &SpecError{errors.Join(errs...)}
 	}
 	return s, nil
+}
+
+// providerKeys reports each key of the provider_concurrency map v that
+// is not a registered provider (a typo would leave the provider's calls
+// capped by concurrency alone, silently), or names one twice, at its line.
+func providerKeys(file string, v *yaml.Node) []error {
+	if v.Kind != yaml.MappingNode {
+		return nil // yaml.v3 reports it
+	}
+	var errs []error
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k := v.Content[i]
+		if err := provider.Check(k.Value); err != nil {
+			errs = append(errs, errorAt(file, k.Line, "provider_concurrency: %v", err))
+			continue
+		}
+		if p := strings.ToLower(k.Value); seen[p] {
+			errs = append(errs, errorAt(file, k.Line, "provider_concurrency: provider %q twice", k.Value))
+		} else {
+			seen[p] = true
+		}
+	}
+	return errs
 }
 
 // scorerEntries reports the scorers section v when it is not a list, and

@@ -580,8 +580,10 @@ func (x *execution) limiter(p string) *Limiter {
 	l, ok := s.limiters[p]
 	if !ok {
 		n := x.conc
-		if m, ok := s.Spec.ProviderConcurrency[p]; ok {
-			n = m
+		for name, m := range s.Spec.ProviderConcurrency {
+			if strings.EqualFold(name, p) { // provider names are case-insensitive
+				n = m
+			}
 		}
 		l = NewLimiter(n)
 		s.limiters[p] = l

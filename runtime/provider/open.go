@@ -91,6 +91,27 @@ func Register(provider string, f Factory) {
 // Providers returns the registered provider names, sorted.
 func Providers() []string { return providers.Names() }
 
+// Check returns nil when name is a registered provider: case-insensitively,
+// and a bare name may stand for the one package-qualified provider of that
+// name, as in a model name. Otherwise its error names the providers there
+// are, with a suggestion for a typo.
+func Check(name string) error {
+	prov := strings.ToLower(strings.TrimSpace(name))
+	if p, _, ok := strings.Cut(prov, "/"); ok && p != "" {
+		return fmt.Errorf("%q is a model name: name its provider, such as %q", name, p)
+	}
+	_, _, err := providers.Lookup(prov)
+	if nf := new(registry.NotFoundError); errors.As(err, &nf) && len(nf.Ambiguous) == 0 {
+		known := Providers()
+		msg := fmt.Sprintf("unknown provider %q", name)
+		if s := suggest(prov, known); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		return errors.New(msg + "; known providers: " + strings.Join(known, ", "))
+	}
+	return err
+}
+
 // Open returns the model called name, which is "provider/model" (such as
 // "openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5",
 // "googleai/gemini-2.0-flash", "ollama/llama3.1",
