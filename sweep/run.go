@@ -79,6 +79,10 @@ func (s *Sweep) Run(ctx context.Context) (*Report, error) {
 		x.cache = cache
 	}
 	x.prevUSD, x.prevTok = s.records.spent()
+	// What samples a crash or a stop left unrecorded spent counts too:
+	// the budget is of what was spent, not of what was recorded.
+	u, t := s.unrecordedSpending()
+	x.prevUSD, x.prevTok = x.prevUSD+u, x.prevTok+t
 	s.mu.Lock()
 	s.limiters = map[string]*Limiter{}
 	s.mu.Unlock()
@@ -363,6 +367,7 @@ func (x *execution) runSample(ctx context.Context, ropts tactics.RunOptions, sm 
 		if !rec.Retry || attempt >= spec.Retries {
 			break
 		}
+		rec.RetriedRuns = append(rec.RetriedRuns, res.RunID)
 		wait := time.Duration(float64(time.Second<<min(attempt, 6)) * (0.5 + rand.Float64()/2))
 		select {
 		case <-time.After(wait):

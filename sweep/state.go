@@ -87,6 +87,12 @@ type Record struct {
 	Shard         string    `json:"shard,omitempty"`
 	Finished      time.Time `json:"finished"`
 
+	// RetriedRuns are the run ids of the sample's earlier tries, each of
+	// which failed on the provider and was tried again (the spec's
+	// retries): their logs stay under runs/, and what they spent is in
+	// Spent*.
+	RetriedRuns []string `json:"retried_runs,omitempty"`
+
 	raw []byte
 }
 
@@ -127,6 +133,7 @@ type Records struct {
 	spentU  float64
 	spentT  int
 	counted map[uint64]struct{} // the records counted in spentU and spentT, by hash
+	runs    map[uint64]struct{} // the runs whose spending some record counts, by the hash of their id
 	scorers interner            // scorer names, numbering the bits of recEntry.scorers
 	gen     uint32              // the current pass of takes
 }
@@ -240,6 +247,7 @@ func (rs *Records) add(r *Record) {
 		// that record counts.
 		rs.spentU += r.SpentUSD - r.CarriedUSD
 		rs.spentT += r.SpentTokens - r.CarriedTokens
+		rs.addRuns(r)
 	}
 	k := rs.key(r.Cell, r.Row, r.Repeat)
 	if old, ok := rs.byKey[k]; ok && !better(e, old) {
