@@ -284,6 +284,8 @@ func prepare(ctx context.Context, cfg *config.Config, opts RunOptions, ps *promp
 			return nil, nil, err
 		}
 		errs = append(errs, unjoin(ce.Err)...)
+	} else if t != nil {
+		errs = append(errs, unfilledVariables(cfg, t, specs)...)
 	}
 	if len(errs) > 0 {
 		return nil, nil, &ConfigError{errors.Join(errs...)}

@@ -1,0 +1,67 @@
+package builtin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/lllm-go/lllm/runtime/config"
+	"github.com/lllm-go/lllm/tactics"
+)
+
+// A {variable} in the system prompt of a built-in tactic's agent, which
+// the tactic never fills, is refused before anything runs, at the
+// prompt's line, naming the variables; one in an agent the tactic does
+// not use, or a literal {{brace}}, is not.
+func TestBuiltinPromptVariablesChecked(t *testing.T) {
+	for tactic, agents := range map[string][]string{
+		"chat":        {"assistant"},
+		"best_of_n":   {"solver", "judge"},
+		"debate":      {"pro", "con", "judge"},
+		"self_refine": {"solver", "critic"},
+		"react":       {"agent"},
+	} {
+		var b strings.Builder
+		fmt.Fprintf(&b, "tactic_type: %s\nglobal: {model_name: mock/m}\nagent_configs:\n", tactic)
+		for _, a := range agents {
+			fmt.Fprintf(&b, "  - name: %s\n    system_prompt: \"You are {{%s}}.\"\n", a, a)
+		}
+		ok := b.String() + "  - name: spare\n    system_prompt: You help {user}.\n"
+		cfg, err := config.Parse("ok.yaml", []byte(ok), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tactic, err)
+		}
+		if err := tactics.Check(context.Background(), cfg, tactics.RunOptions{}); err != nil {
+			t.Errorf("%s: literal braces and an unused agent's variable: %v", tactic, err)
+		}
+
+		// The last of the tactic's agents uses two variables.
+		bad := strings.Replace(b.String(), "\"You are {{"+agents[len(agents)-1]+"}}.\"", "You help {user} with {topic}.", 1)
+		line := 4 + 2*(len(agents)-1) + 1
+		cfg, err = config.Parse("bad.yaml", []byte(bad), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tactic, err)
+		}
+		err = tactics.Check(context.Background(), cfg, tactics.RunOptions{})
+		want := fmt.Sprintf("bad.yaml:%d:5: agent %s: system_prompt uses {user}, {topic}, but tactic %s fills no variable in it, so every run would fail opening the agent: remove them, or write {{ and }} for a literal brace",
+			line, agents[len(agents)-1], tactic)
+		var pe *config.Error
+		if err == nil || err.Error() != want || !errors.As(err, &pe) || pe.Line != line {
+			t.Errorf("%s: %v\nwant %s", tactic, err, want)
+		}
+	}
+}
+
+// A variable given in global's system_prompt is placed there.
+func TestBuiltinPromptVariablesInGlobal(t *testing.T) {
+	cfg, err := config.Parse("g.yaml", []byte("tactic_type: chat\nglobal:\n  model_name: mock/m\n  system_prompt: Hi {name}.\nagent_configs:\n  - name: assistant\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = tactics.Check(context.Background(), cfg, tactics.RunOptions{})
+	if err == nil || !strings.HasPrefix(err.Error(), "g.yaml:4:3: agent assistant: system_prompt uses {name}") {
+		t.Errorf("%v", err)
+	}
+}
