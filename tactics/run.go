@@ -618,21 +618,9 @@ func paramsOf(args map[string]any) (provider.Params, error) {
 func ProviderConfig(cfg *config.Config) (provider.Config, error) {
 	var pc provider.Config
 	if cfg.Mock != nil {
-		pc.Mock = new(provider.MockConfig)
-		if err := cfg.DecodeSection("mock", pc.Mock); err != nil {
+		var err error
+		if pc.Mock, err = mockConfig(cfg); err != nil {
 			return pc, err
-		}
-		// Every problem of the script, each where it was written.
-		var errs []error
-		for _, err := range pc.Mock.Check() {
-			var mp *provider.MockProblem
-			if errors.As(err, &mp) {
-				err = cfg.Errorf(append([]string{"mock"}, mp.Path...), "%s", err)
-			}
-			errs = append(errs, err)
-		}
-		if len(errs) > 0 {
-			return pc, errors.Join(errs...)
 		}
 	}
 	if cfg.Prices != nil {
