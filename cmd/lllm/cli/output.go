@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,13 +76,58 @@ func addFormatFlag(cmd *cobra.Command, primary string, v *enumValue) {
 	_ = cmd.RegisterFlagCompletionFunc(primary, cobra.FixedCompletions(v.allowed, cobra.ShellCompDirectiveNoFileComp))
 }
 
-// output buffers a command's stdout; flush reports a failed write.
+// output buffers a command's stdout, through termSafe; flush reports a
+// failed write.
 type output struct {
 	*bufio.Writer
 }
 
 func newOutput(cmd *cobra.Command) output {
-	return output{bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)}
+	return output{bufio.NewWriterSize(termSafe{cmd.OutOrStdout()}, 64<<10)}
+}
+
+// termSafe writes to w with the control characters a terminal acts on
+// (C0 but tab, newline and carriage return, and DEL) spelled out as Go
+// escapes, such as \x1b: the text of a log (a task, a reply, a label, an
+// alias) then cannot clear the screen, move the cursor, retitle the
+// window or set the clipboard of the terminal it is printed on. JSON has
+// none to escape: encoding/json writes them as \u escapes.
+type termSafe struct{ w io.Writer }
+
+func (t termSafe) Write(p []byte) (int, error) {
+	if !slices.ContainsFunc(p, controlByte) {
+		return t.w.Write(p)
+	}
+	if _, err := t.w.Write(appendEscaped(make([]byte, 0, len(p)+16), p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// appendEscaped appends p to b, its control bytes (see termSafe) as Go
+// escapes.
+func appendEscaped(b, p []byte) []byte {
+	const hex = "0123456789abcdef"
+	for _, c := range p {
+		if controlByte(c) {
+			b = append(b, '\\', 'x', hex[c>>4], hex[c&15])
+		} else {
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+// escapeControls is s with its control bytes (see termSafe) as Go escapes.
+func escapeControls(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x80 && controlByte(byte(r)) }) {
+		return s
+	}
+	return string(appendEscaped(nil, []byte(s)))
+}
+
+func controlByte(c byte) bool {
+	return c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f
 }
 
 func (o output) flush() error {

@@ -343,6 +343,11 @@ func writeRunsTable(w io.Writer, sums []logs.Summary) error {
 			row[7] = strconv.Itoa(t.Cost.Total())
 			row[8] = usd(t.Cost.USD)
 		}
+		// The table measures its cells, reading escape sequences as
+		// colours: escape them first (termSafe would, after the layout).
+		for i := range row {
+			row[i] = escapeControls(row[i])
+		}
 		rows = append(rows, row)
 	}
 	if err := table.Bulk(rows); err != nil {
