@@ -281,7 +281,19 @@ func resolve(root, ref string) (string, error) {
 		}
 		return "", fmt.Errorf("logs: no run %q under %s (see `lllm runs --log-dir %s`)", ref, root, shellQuote(root))
 	}
-	return "", fmt.Errorf("logs: %q matches %d runs under %s (%s, ...): give more of the id", ref, len(matches), root, strings.Join(matches[:2], ", "))
+	return "", &AmbiguousError{Ref: ref, Root: root, IDs: matches}
+}
+
+// AmbiguousError is Open's error for a prefix or suffix of more than one
+// run id.
+type AmbiguousError struct {
+	Ref  string   // the prefix or suffix given
+	Root string   // the log root
+	IDs  []string // the run ids it matches, at least two
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("logs: %q matches %d runs under %s (%s, ...): give more of the id", e.Ref, len(e.IDs), e.Root, strings.Join(e.IDs[:2], ", "))
 }
 
 // shellQuote quotes s for a command to paste into a shell, if it needs it.

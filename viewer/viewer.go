@@ -214,6 +214,13 @@ func validRunID(id string) bool {
 	return true
 }
 
+// realRunDir reports whether dir is a directory directly under root, not
+// a symbolic link.
+func realRunDir(root, dir string) bool {
+	st, err := os.Lstat(dir)
+	return err == nil && st.IsDir() && filepath.Dir(filepath.Clean(dir)) == filepath.Clean(root)
+}
+
 // runIndex returns the up-to-date index of the run named id, and the
 // run's id ("latest" and a prefix or suffix name one as the CLI does).
 func (h *Handler) runIndex(ctx context.Context, id string) (*index, string, error) {
@@ -226,7 +233,16 @@ func (h *Handler) runIndex(ctx context.Context, id string) (*index, string, erro
 		// As the CLI takes it: "latest", or a unique prefix or suffix of
 		// a run id; only ever a run directly under the root.
 		run, rerr := logs.Open(h.root, id)
-		if rerr != nil || filepath.Dir(filepath.Clean(run.Dir)) != filepath.Clean(h.root) {
+		var fe *logs.FormatError
+		var ae *logs.AmbiguousError
+		switch {
+		case errors.As(rerr, &fe) && realRunDir(h.root, filepath.Dir(fe.Name)):
+			// A run under the root whose log cannot be read: say why (422),
+			// as for its full id.
+			return nil, "", rerr
+		case errors.As(rerr, &ae):
+			return nil, "", errorf(http.StatusBadRequest, "%s", strings.TrimPrefix(ae.Error(), "logs: "))
+		case rerr != nil || filepath.Dir(filepath.Clean(run.Dir)) != filepath.Clean(h.root):
 			return nil, "", errorf(http.StatusNotFound, "no run %q under %s (a run id, a unique prefix or suffix of one, or latest)", id, h.root)
 		}
 		id, dir = run.ID, filepath.Join(h.root, run.ID)

@@ -638,8 +638,8 @@ func TestRunRefsAsTheCLI(t *testing.T) {
 	}
 	get(t, h, "/api/runs/latest/tree", 200, nil)
 	var e errBody
-	get(t, h, "/api/runs/2", 404, &e) // a prefix of every run
-	if !strings.Contains(e.Error, "unique prefix") {
+	get(t, h, "/api/runs/2", 400, &e) // a prefix of every run
+	if !strings.Contains(e.Error, "give more of the id") {
 		t.Errorf("ambiguous prefix: %q", e.Error)
 	}
 }
