@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -208,9 +209,12 @@ func (h *Handler) getDialog(w http.ResponseWriter, r *http.Request) {
 	}
 	defer ix.mu.RUnlock()
 	d := dialogInfo{Node: ix.nodeJSON(n), Ancestors: []nodeJSON{}, RunStatus: string(ix.status())}
+	// Nearest first, then reversed: prepending would copy the list once
+	// per level, quadratic in a deep chain of forks.
 	for p := n.parent; p != nil; p = p.parent {
-		d.Ancestors = append([]nodeJSON{ix.nodeJSON(p)}, d.Ancestors...)
+		d.Ancestors = append(d.Ancestors, ix.nodeJSON(p))
 	}
+	slices.Reverse(d.Ancestors)
 	writeJSON(w, http.StatusOK, d)
 }
 
