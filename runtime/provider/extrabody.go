@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -36,7 +37,7 @@ func extraEdits(body json.RawMessage) ([]edit, error) {
 	var es []edit
 	var walk func(path []string, obj map[string]json.RawMessage) error
 	walk = func(path []string, obj map[string]json.RawMessage) error {
-		for _, k := range sortedKeys(obj) {
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
 			if k == "" || strings.ContainsAny(k, "\"\\") || strings.IndexFunc(k, func(r rune) bool { return r < 0x20 }) >= 0 {
 				return fmt.Errorf("extra_body: key %q: write keys without quotes, backslashes or control characters", k)
 			}
@@ -60,13 +61,4 @@ func extraEdits(body json.RawMessage) ([]edit, error) {
 		return nil
 	}
 	return es, walk(nil, top)
-}
-
-func sortedKeys(m map[string]json.RawMessage) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
