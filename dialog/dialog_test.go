@@ -271,14 +271,17 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 
 func TestCloneSharesNothing(t *testing.T) {
 	m := &Message{Parts: []Part{{Type: PartImage, Image: &Image{Data: []byte{1, 2}}}}, Metadata: map[string]string{"a": "b"},
-		FunctionCalls: []FunctionCall{{Arguments: json.RawMessage(`{}`)}}, Logprobs: []TokenLogprob{{Bytes: []int{1}}}, Vectors: []float64{1}}
+		FunctionCalls: []FunctionCall{{Arguments: json.RawMessage(`{}`)}}, Logprobs: []TokenLogprob{{Bytes: []int{1}}}, Vectors: []float64{1},
+		Reasoning: []Reasoning{{Text: "t"}}}
 	c := m.Clone()
+	c.Reasoning[0].Text = "changed"
 	c.Parts[0].Image.Data[0] = 9
 	c.Metadata["a"] = "z"
 	c.FunctionCalls[0].Arguments[0] = '['
 	c.Logprobs[0].Bytes[0] = 7
 	c.Vectors[0] = 2
-	if m.Parts[0].Image.Data[0] != 1 || m.Metadata["a"] != "b" || m.FunctionCalls[0].Arguments[0] != '{' || m.Logprobs[0].Bytes[0] != 1 || m.Vectors[0] != 1 {
+	if m.Parts[0].Image.Data[0] != 1 || m.Metadata["a"] != "b" || m.FunctionCalls[0].Arguments[0] != '{' || m.Logprobs[0].Bytes[0] != 1 || m.Vectors[0] != 1 ||
+		m.Reasoning[0].Text != "t" {
 		t.Fatal("Clone shares memory with the original")
 	}
 }

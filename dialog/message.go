@@ -10,6 +10,8 @@ package dialog
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
+	"strings"
 )
 
 // Role is who speaks a message.
@@ -75,6 +77,20 @@ type FunctionCall struct {
 	Error     string          `json:"error,omitempty"`     // set when the call failed
 }
 
+// Reasoning is one block of the reasoning a model did before it replied, as
+// its provider returned it. A block with a Signature or Redacted goes back to
+// the provider that made it, verbatim, in the requests that follow: Anthropic
+// requires the thinking blocks of a tool round.
+type Reasoning struct {
+	Text string `json:"text,omitempty"`
+	// Signature is the provider's seal on Text (Anthropic's thinking
+	// signature).
+	Signature string `json:"signature,omitempty"`
+	// Redacted is reasoning the provider returned encrypted (Anthropic's
+	// redacted_thinking data).
+	Redacted string `json:"redacted,omitempty"`
+}
+
 // TokenLogprob is the log probability of one generated token.
 type TokenLogprob struct {
 	Token       string         `json:"token"`
@@ -130,6 +146,7 @@ type Message struct {
 	Agent         string            `json:"agent,omitempty"`
 	Modality      Modality          `json:"modality,omitempty"`
 	FunctionCalls []FunctionCall    `json:"function_calls,omitempty"`
+	Reasoning     []Reasoning       `json:"reasoning,omitempty"`    // the model's reasoning before this reply, when its provider returned it
 	ToolCallID    string            `json:"tool_call_id,omitempty"` // for RoleTool: the call this answers
 	Parsed        json.RawMessage   `json:"parsed,omitempty"`       // the governing prompt's parser output
 	Usage         Usage             `json:"usage,omitzero"`
@@ -143,6 +160,22 @@ type Message struct {
 
 // Cost is the message's usage and dollars.
 func (m *Message) Cost() Cost { return Cost{Usage: m.Usage, USD: m.USD} }
+
+// ReasoningText is the text of the message's reasoning blocks, joined by
+// blank lines; redacted blocks have none.
+func (m *Message) ReasoningText() string {
+	var b strings.Builder
+	for _, r := range m.Reasoning {
+		if r.Text == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(r.Text)
+	}
+	return b.String()
+}
 
 // IsFunctionCall reports whether the message requests tool calls.
 func (m *Message) IsFunctionCall() bool { return len(m.FunctionCalls) > 0 }
@@ -190,6 +223,7 @@ func (m *Message) Clone() *Message {
 			c.FunctionCalls[i] = fc
 		}
 	}
+	c.Reasoning = slices.Clone(m.Reasoning)
 	c.Parsed = cloneBytes(m.Parsed)
 	c.Logprobs = cloneLogprobs(m.Logprobs)
 	if m.Metadata != nil {

@@ -254,6 +254,16 @@ func appendMessage(b []byte, m *dialog.Message) (_ []byte, err error) {
 		}
 		b = append(b, ']')
 	}
+	if len(m.Reasoning) > 0 {
+		b = append(b, `,"reasoning":[`...)
+		for i := range m.Reasoning {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendReasoning(b, &m.Reasoning[i])
+		}
+		b = append(b, ']')
+	}
 	if m.ToolCallID != "" {
 		b = append(b, `,"tool_call_id":`...)
 		b = jsontext.AppendString(b, m.ToolCallID)
@@ -307,6 +317,24 @@ func appendMessage(b []byte, m *dialog.Message) (_ []byte, err error) {
 		b = append(b, ']')
 	}
 	return append(b, '}'), nil
+}
+
+// appendReasoning appends r, as appendImage an image.
+func appendReasoning(b []byte, r *dialog.Reasoning) []byte {
+	start := len(b)
+	if r.Text != "" {
+		b = append(b, `,"text":`...)
+		b = jsontext.AppendString(b, r.Text)
+	}
+	if r.Signature != "" {
+		b = append(b, `,"signature":`...)
+		b = jsontext.AppendString(b, r.Signature)
+	}
+	if r.Redacted != "" {
+		b = append(b, `,"redacted":`...)
+		b = jsontext.AppendString(b, r.Redacted)
+	}
+	return closeObject(b, start)
 }
 
 func appendPart(b []byte, p *dialog.Part) []byte {

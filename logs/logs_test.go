@@ -205,7 +205,7 @@ func TestReaderVersions(t *testing.T) {
 	// A newer minor version: unknown kinds are skipped with one warning,
 	// unknown fields ignored.
 	withField := strings.Replace(msgLine, `"kind":"message"`, `"kind":"message","shiny":true`, 1)
-	r := NewReader(bytes.NewReader(logBytes(t, "1.7", openLine, future, withField, future)), "new.jsonl")
+	r := NewReader(bytes.NewReader(logBytes(t, fmt.Sprintf("%d.%d", VersionMajor, VersionMinor+1), openLine, future, withField, future)), "new.jsonl")
 	recs := readAll(t, r)
 	if len(recs) != 3 || recs[2].Kind != KindMessage {
 		t.Fatalf("read %d records from a newer minor log", len(recs))

@@ -25,7 +25,7 @@ import (
 const (
 	FormatName   = "lllm-go/run-log"
 	VersionMajor = 1
-	VersionMinor = 6
+	VersionMinor = 7
 )
 
 // Kind is the kind of a record. The payload of a record is under the key

@@ -61,6 +61,11 @@ type AdapterConfig struct {
 //     sent when set (langchaingo drops a 0). max_tokens is required by
 //     the API: unset, langchaingo sends 2048. There is no seed, and Format
 //     is not sent (an agent still checks the reply against it).
+//     Extended thinking: a reply's thinking blocks, redacted ones
+//     included, are read on the wire into Message.Reasoning with their
+//     signatures (the client drops a stream's and fails on a redacted
+//     block), and an earlier reply's blocks go back at the start of its
+//     assistant turn, which the API requires within a tool round.
 //   - ollama (native API): options.temperature is removed when unset (it
 //     would be 0); Format is sent as the "format" JSON schema. langchaingo's
 //     client has no tools: with tools, the transport sends them as the
@@ -154,7 +159,7 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 		return nil, a.badRequest(errors.New("no langchaingo model to call"))
 	}
 	model := a.modelFor(req.Model)
-	msgs, err := a.messages(req.Messages)
+	msgs, back, err := a.messages(req.Messages)
 	if err != nil {
 		return nil, a.badRequest(err)
 	}
@@ -162,7 +167,7 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 	if err != nil {
 		return nil, a.badRequest(err)
 	}
-	st := &callState{edits: a.d.edits(req.Params, req.Format), format: req.Format}
+	st := &callState{edits: a.d.edits(req.Params, req.Format), format: req.Format, thinking: back}
 	if a.d.wire == wireOllama && len(req.Tools) > 0 {
 		es, err := a.ollamaToolEdits(req.Messages, req.Tools)
 		if err != nil {
@@ -242,6 +247,10 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 func (a *Adapter) fromWire(out *Response, w wireReply, model string) {
 	if w.finish != "" {
 		out.FinishReason = w.finish
+	}
+	if w.reasoning != nil {
+		// With the signatures and redacted blocks the client loses.
+		out.Message.Reasoning = w.reasoning
 	}
 	if w.refusal != "" {
 		out.FinishReason = "refusal"
@@ -439,8 +448,9 @@ func (a *Adapter) tools(fns []*dialog.Function) ([]llms.Tool, error) {
 	return tools, nil
 }
 
-// messages converts a dialog to langchaingo's messages.
-func (a *Adapter) messages(in []*dialog.Message) ([]llms.MessageContent, error) {
+// messages converts a dialog to langchaingo's messages, and returns the
+// reasoning that goes back with them, which the client cannot send.
+func (a *Adapter) messages(in []*dialog.Message) ([]llms.MessageContent, []thinkingBack, error) {
 	out := make([]llms.MessageContent, 0, len(in))
 	// Messages of plain text, most of any dialog, take their one part from
 	// a single array.
@@ -450,11 +460,14 @@ func (a *Adapter) messages(in []*dialog.Message) ([]llms.MessageContent, error) 
 		n := len(texts)
 		return llms.MessageContent{Role: role, Parts: texts[n-1 : n : n]}
 	}
-	var callNames map[string]string // tool call id -> function name
+	var (
+		callNames map[string]string // tool call id -> function name
+		back      []thinkingBack
+	)
 	systems := 0
 	for i, m := range in {
 		if m == nil {
-			return nil, fmt.Errorf("message %d is nil", i)
+			return nil, nil, fmt.Errorf("message %d is nil", i)
 		}
 		switch m.Role {
 		case dialog.RoleSystem:
@@ -472,10 +485,14 @@ func (a *Adapter) messages(in []*dialog.Message) ([]llms.MessageContent, error) 
 			}
 			parts, err := a.userParts(m)
 			if err != nil {
-				return nil, fmt.Errorf("message %d: %w", i, err)
+				return nil, nil, fmt.Errorf("message %d: %w", i, err)
 			}
 			out = append(out, llms.MessageContent{Role: llms.ChatMessageTypeHuman, Parts: parts})
 		case dialog.RoleAssistant, dialog.RoleToolCall:
+			if a.returnable(m) {
+				// System messages go to the request's "system".
+				back = append(back, thinkingBack{at: len(out) - systems, blocks: m.Reasoning})
+			}
 			if len(m.FunctionCalls) == 0 {
 				out = append(out, text(llms.ChatMessageTypeAI, m.Text()))
 				continue
@@ -492,10 +509,10 @@ func (a *Adapter) messages(in []*dialog.Message) ([]llms.MessageContent, error) 
 		case dialog.RoleTool:
 			out = a.appendToolResults(out, m, callNames)
 		default:
-			return nil, fmt.Errorf("message %d: unknown role %q", i, m.Role)
+			return nil, nil, fmt.Errorf("message %d: unknown role %q", i, m.Role)
 		}
 	}
-	return out, nil
+	return out, back, nil
 }
 
 // userParts are a user message's text and images.
@@ -675,21 +692,25 @@ func (a *Adapter) reply(resp *llms.ContentResponse, model string, latency time.D
 		return nil, errors.New("empty response: no choices")
 	}
 	var (
-		text, reasoning strings.Builder
-		calls           []dialog.FunctionCall
-		stop            string
-		info            map[string]any
+		text      strings.Builder
+		reasoning []dialog.Reasoning
+		calls     []dialog.FunctionCall
+		stop      string
+		info      map[string]any
 	)
 	for _, c := range resp.Choices {
 		if c == nil {
 			continue
 		}
 		text.WriteString(c.Content)
-		reasoning.WriteString(c.ReasoningContent)
-		if c.Content == "" && len(c.ToolCalls) == 0 && c.ReasoningContent == "" {
+		if c.ReasoningContent != "" {
+			reasoning = append(reasoning, dialog.Reasoning{Text: c.ReasoningContent})
+		} else if c.Content == "" && len(c.ToolCalls) == 0 {
 			// An anthropic thinking block.
-			if th, ok := c.GenerationInfo["ThinkingContent"].(string); ok {
-				reasoning.WriteString(th)
+			th, _ := c.GenerationInfo["ThinkingContent"].(string)
+			sig, _ := c.GenerationInfo["ThinkingSignature"].(string)
+			if th != "" || sig != "" {
+				reasoning = append(reasoning, dialog.Reasoning{Text: th, Signature: sig})
 			}
 		}
 		for _, tc := range c.ToolCalls {
@@ -712,15 +733,13 @@ func (a *Adapter) reply(resp *llms.ContentResponse, model string, latency time.D
 		Content:       text.String(),
 		Modality:      dialog.ModalityText,
 		FunctionCalls: calls,
+		Reasoning:     reasoning,
 		Usage:         usageFrom(info),
 		Model:         a.qualified(model),
 		APIType:       dialog.APICompletion,
 	}
 	if msg.Content == "" && len(calls) > 0 {
 		msg.Role = dialog.RoleToolCall
-	}
-	if reasoning.Len() > 0 {
-		msg.Metadata = map[string]string{"reasoning": reasoning.String()}
 	}
 	msg.USD = Cost(a.qualified(model), msg.Usage, a.cfg.Prices)
 	return &Response{Message: msg, FinishReason: stop, Latency: latency}, nil

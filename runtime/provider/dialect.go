@@ -20,8 +20,11 @@ type dialect struct {
 	// and reads Ollama's; langchaingo assembles Anthropic's by block;
 	// Gemini sends each call whole).
 	streamTools bool
-	format      formatStyle
-	wire        wireStyle
+	// thinking: the reasoning of earlier replies goes back with the
+	// messages, as Anthropic's thinking blocks (see thinking.go).
+	thinking bool
+	format   formatStyle
+	wire     wireStyle
 }
 
 // chatCompletions reports whether replies come in OpenAI's chat-completions
@@ -54,7 +57,7 @@ const (
 func dialectFor(provider string) dialect {
 	switch provider {
 	case "anthropic":
-		return dialect{binaryImages: true, splitAssistant: true, streamTools: true, wire: wireAnthropic}
+		return dialect{binaryImages: true, splitAssistant: true, streamTools: true, thinking: true, wire: wireAnthropic}
 	case "googleai":
 		return dialect{binaryImages: true, mapSchemas: true, streamTools: true, format: formatMIME, wire: wireGoogle}
 	case "ollama":

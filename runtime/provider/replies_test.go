@@ -391,8 +391,8 @@ func TestAnthropicThinkingAndTextBlocks(t *testing.T) {
 	if msg.Content != "Hello, world." || msg.Role != dialog.RoleAssistant {
 		t.Errorf("content = %s %q, want %q", msg.Role, msg.Content, "Hello, world.")
 	}
-	if msg.Metadata["reasoning"] != "The user greets me; greet back." {
-		t.Errorf("reasoning = %q", msg.Metadata["reasoning"])
+	if msg.ReasoningText() != "The user greets me; greet back." {
+		t.Errorf("reasoning = %q", msg.ReasoningText())
 	}
 	if want := (dialog.Usage{InputTokens: 40, OutputTokens: 25}); msg.Usage != want || resp.FinishReason != "end_turn" {
 		t.Errorf("usage %+v, finish %q", msg.Usage, resp.FinishReason)

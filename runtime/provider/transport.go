@@ -20,6 +20,9 @@ import (
 // all (langchaingo's openai client says only "failed to reach API server").
 type callState struct {
 	edits []edit // applied to the JSON request body
+	// thinking is the reasoning going back to Anthropic, inserted into
+	// the request body's messages after the edits.
+	thinking []thinkingBack
 	// format is the JSON schema the request asks the reply to follow:
 	// an OpenAI model may answer it with a refusal; the mock answers it.
 	format json.RawMessage
@@ -146,10 +149,15 @@ type transport struct {
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	st := callStateFrom(req.Context())
 	copied := false
-	if st != nil && !t.signed && len(st.edits) > 0 && req.Body != nil && req.Body != http.NoBody {
+	if st != nil && !t.signed && (len(st.edits) > 0 || len(st.thinking) > 0) && req.Body != nil && req.Body != http.NoBody {
 		body, err := editBody(req, st.edits)
 		if err != nil {
 			return nil, err
+		}
+		if len(st.thinking) > 0 {
+			if body, err = insertThinking(body, st.thinking); err != nil {
+				return nil, fmt.Errorf("provider: sending the thinking blocks back: %w", err)
+			}
 		}
 		// A shallow copy, as Request.WithContext makes: the caller's
 		// request is not changed. The body stays a *bytes.Reader, which

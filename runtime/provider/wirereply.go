@@ -27,6 +27,9 @@ type wireReply struct {
 	// ollama: the reply's tool calls (message.tool_calls), which
 	// langchaingo does not read.
 	calls []dialog.FunctionCall
+	// anthropic: the reply's thinking blocks, with the signatures a
+	// stream's client drops and the redacted blocks it cannot read.
+	reasoning []dialog.Reasoning
 	// openai: the tool calls of a stream, assembled by index, which
 	// langchaingo mixes up when there are several (it appends every
 	// argument fragment to the last call).
@@ -122,8 +125,8 @@ func (u *usageTap) note() {
 }
 
 // tapReply reads what langchaingo loses of a successful reply. ollama: the
-// tool calls. openai: a
-// refusal, and an error event inside a stream. anthropic: a reply without
+// tool calls. openai: a refusal, and an error event inside a stream.
+// anthropic: the thinking blocks (see thinking.go), and a reply without
 // content blocks (a refusal, an empty end_turn), which langchaingo takes
 // for an error: it is handed one empty text block instead.
 func tapReply(style wireStyle, resp *http.Response, st *callState) error {
@@ -132,6 +135,9 @@ func tapReply(style wireStyle, resp *http.Response, st *callState) error {
 		return nil
 	}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		if style == wireAnthropic {
+			resp.Body = newThinkingTap(resp.Body, st)
+		}
 		if style == wireOpenAI {
 			resp.Body = &sseTap{ReadCloser: resp.Body, st: st}
 			st.mu.Lock()
@@ -162,10 +168,14 @@ func tapReply(style wireStyle, resp *http.Response, st *callState) error {
 		var r struct {
 			Content []json.RawMessage `json:"content"`
 		}
-		if json.Unmarshal(body, &r) == nil && r.Content != nil && len(r.Content) == 0 {
+		switch {
+		case json.Unmarshal(body, &r) != nil || r.Content == nil:
+		case len(r.Content) == 0:
 			if b, err := editJSON(body, []edit{{path: []string{"content"}, value: []byte(`[{"type":"text","text":""}]`)}}); err == nil {
 				body = b
 			}
+		case bytes.Contains(body, []byte("thinking")):
+			body = noteThinking(body, r.Content, st)
 		}
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))

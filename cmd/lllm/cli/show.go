@@ -146,7 +146,7 @@ const indent = "    "
 
 // writeMessage prints one message: "[i] role name: content" when the
 // content is one line, else the header and the content indented below;
-// then tool calls, parsed output and usage, indented.
+// then reasoning, tool calls, parsed output and usage, indented.
 func writeMessage(w io.Writer, i int, m *dialog.Message) {
 	head := fmt.Sprintf("[%d] %s", i, m.Role)
 	if m.Name != "" && m.Name != string(m.Role) {
@@ -177,6 +177,14 @@ func writeMessage(w io.Writer, i int, m *dialog.Message) {
 	}
 
 	var extra []string
+	for _, r := range m.Reasoning {
+		switch {
+		case r.Text != "":
+			extra = append(extra, prefixed("reasoning: ", "           ", r.Text)...)
+		case r.Redacted != "":
+			extra = append(extra, "reasoning: [redacted by the provider]")
+		}
+	}
 	for _, fc := range m.FunctionCalls {
 		call := "→ " + fc.Name + "(" + compactJSON(fc.Arguments) + ")"
 		if fc.ID != "" {

@@ -1,8 +1,12 @@
 package providertest
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -15,6 +19,12 @@ import (
 // "stream": true is answered with the messages API's server-sent events.
 // Errors have Anthropic's shape, {"type": "error", "error": {"type":
 // "rate_limit_error", ...}}. The server is closed when the test ends.
+//
+// Extended thinking is checked as the API does: a reply's Thinking comes
+// first, each block sealed with [Signature]; a thinking block sent back
+// must carry its seal, and when the request enables thinking, the
+// assistant turn before a final tool result must start with a thinking
+// block. A request that breaks either gets the API's 400.
 func NewAnthropicServer(t testing.TB, replies ...Reply) *Server {
 	t.Helper()
 	return newServer(t, anthropicProtocol{}, replies)
@@ -65,11 +75,24 @@ func toolInput(args string) json.RawMessage {
 }
 
 func (anthropicProtocol) write(w http.ResponseWriter, req map[string]any, r Reply) {
+	if msg := checkThinking(req); msg != "" {
+		writeJSON(w, http.StatusBadRequest, map[string]any{
+			"type": "error", "error": map[string]any{"type": "invalid_request_error", "message": msg},
+		})
+		return
+	}
 	if stream, _ := req["stream"].(bool); stream {
 		writeAnthropicStream(w, req, r)
 		return
 	}
 	content := []any{}
+	for _, th := range r.Thinking {
+		if th.Redacted != "" {
+			content = append(content, map[string]any{"type": "redacted_thinking", "data": th.Redacted})
+		} else {
+			content = append(content, map[string]any{"type": "thinking", "thinking": th.Text, "signature": Signature(th.Text)})
+		}
+	}
 	if r.Text != "" || len(r.ToolCalls) == 0 {
 		content = append(content, map[string]any{"type": "text", "text": r.Text})
 	}
@@ -111,6 +134,23 @@ func writeAnthropicStream(w http.ResponseWriter, req map[string]any, r Reply) {
 		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": startUsage,
 	}})
 	index := 0
+	for _, th := range r.Thinking {
+		if th.Redacted != "" {
+			s.event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
+				"content_block": map[string]any{"type": "redacted_thinking", "data": th.Redacted}})
+		} else {
+			s.event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
+				"content_block": map[string]any{"type": "thinking", "thinking": ""}})
+			for _, p := range pieces(th.Text, 3) {
+				s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
+					"delta": map[string]any{"type": "thinking_delta", "thinking": p}})
+			}
+			s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
+				"delta": map[string]any{"type": "signature_delta", "signature": Signature(th.Text)}})
+		}
+		s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
+		index++
+	}
 	if r.Text != "" {
 		s.event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
 			"content_block": map[string]any{"type": "text", "text": ""}})
@@ -135,4 +175,78 @@ func writeAnthropicStream(w http.ResponseWriter, req map[string]any, r Reply) {
 		"delta": map[string]any{"stop_reason": anthropicStop(r), "stop_sequence": nil},
 		"usage": map[string]any{"output_tokens": r.Usage.Output}})
 	s.event("message_stop", map[string]any{"type": "message_stop"})
+}
+
+// Signature is the seal the fake Anthropic server puts on a thinking
+// block's text, and checks when the block comes back.
+func Signature(text string) string {
+	sum := sha256.Sum256([]byte("providertest thinking\x00" + text))
+	return "sig-" + base64.StdEncoding.EncodeToString(sum[:18])
+}
+
+// checkThinking returns the API's error for a request whose thinking
+// blocks are not as the server sent them, or that enables thinking and
+// answers tool calls without the thinking that came with them; "" if it
+// is fine.
+func checkThinking(req map[string]any) string {
+	msgs, _ := req["messages"].([]any)
+	blocks := func(m any) []map[string]any {
+		mm, _ := m.(map[string]any)
+		content, _ := mm["content"].([]any)
+		var out []map[string]any
+		for _, c := range content {
+			if b, ok := c.(map[string]any); ok {
+				out = append(out, b)
+			}
+		}
+		return out
+	}
+	role := func(m any) string {
+		mm, _ := m.(map[string]any)
+		r, _ := mm["role"].(string)
+		return r
+	}
+	for i, m := range msgs {
+		for j, b := range blocks(m) {
+			switch b["type"] {
+			case "thinking":
+				text, _ := b["thinking"].(string)
+				if sig, _ := b["signature"].(string); sig != Signature(text) {
+					return fmt.Sprintf("messages.%d.content.%d: Invalid `signature` in `thinking` block", i, j)
+				}
+			case "redacted_thinking":
+				if data, _ := b["data"].(string); !strings.HasPrefix(data, "redacted-") {
+					return fmt.Sprintf("messages.%d.content.%d: Invalid `data` in `redacted_thinking` block", i, j)
+				}
+			}
+		}
+	}
+	th, _ := req["thinking"].(map[string]any)
+	if th["type"] != "enabled" || len(msgs) < 2 || role(msgs[len(msgs)-1]) != "user" {
+		return ""
+	}
+	toolResult := false
+	for _, b := range blocks(msgs[len(msgs)-1]) {
+		toolResult = toolResult || b["type"] == "tool_result"
+	}
+	// The API joins consecutive messages of a role into one turn.
+	first := len(msgs) - 1
+	for first > 0 && role(msgs[first-1]) == "assistant" {
+		first--
+	}
+	if !toolResult || first == len(msgs)-1 {
+		return ""
+	}
+	var found string
+	if bs := blocks(msgs[first]); len(bs) > 0 {
+		found, _ = bs[0]["type"].(string)
+	}
+	if found == "thinking" || found == "redacted_thinking" {
+		return ""
+	}
+	return fmt.Sprintf("messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, but found `%s`. "+
+		"When `thinking` is enabled, a final `assistant` message must start with a thinking block "+
+		"(preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include "+
+		"thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult "+
+		"our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking", first, found)
 }

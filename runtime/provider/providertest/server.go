@@ -30,6 +30,9 @@ type Reply struct {
 	Text string
 	// ToolCalls are the tool calls the reply requests.
 	ToolCalls []ToolCall
+	// Thinking are the reply's reasoning blocks, before its text
+	// (Anthropic only).
+	Thinking []Thinking
 	// Usage is the reply's token usage.
 	Usage Usage
 	// FinishReason is the stop reason; empty is the protocol's usual one
@@ -53,6 +56,16 @@ type ToolCall struct {
 	Name string
 	// Arguments is a JSON object, as text.
 	Arguments string
+}
+
+// Thinking is a reasoning block of a reply: an Anthropic thinking block,
+// sealed with [Signature], or a redacted_thinking block.
+type Thinking struct {
+	Text string
+	// Redacted, when set, makes the block redacted_thinking with this
+	// data; it should start with "redacted-", as the server checks the
+	// blocks it gets back.
+	Redacted string
 }
 
 // Usage is a reply's token usage. Input counts all prompt tokens, Cached

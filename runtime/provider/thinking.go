@@ -1,0 +1,265 @@
+package provider
+
+// Anthropic's extended thinking, which langchaingo's anthropic client
+// half-supports: it drops a streamed block's signature, fails on a
+// redacted_thinking block, and cannot send thinking blocks back, which the
+// API requires within a tool round ("a final assistant message must start
+// with a thinking block"). The transport reads a reply's blocks on the wire
+// (handing the client a redacted block as an empty thinking one) and puts
+// the blocks of earlier replies back into the request body.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/lllm-go/lllm/dialog"
+)
+
+// thinkingBack is the reasoning of one assistant message going back to
+// Anthropic: a message of its own, inserted into the request's "messages"
+// at wire index at, which the API joins to the assistant turn after it.
+type thinkingBack struct {
+	at     int
+	blocks []dialog.Reasoning
+}
+
+// returnable reports whether m's reasoning goes back to this adapter's
+// provider: blocks it sealed (a signature, or redacted), in a message it
+// made.
+func (a *Adapter) returnable(m *dialog.Message) bool {
+	if !a.d.thinking || !strings.HasPrefix(m.Model, a.prefix) {
+		return false
+	}
+	for _, r := range m.Reasoning {
+		if r.Signature != "" || r.Redacted != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// anthropicBlock is a thinking or redacted_thinking content block.
+type anthropicBlock struct {
+	Type      string `json:"type"`
+	Thinking  string `json:"thinking,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	Data      string `json:"data,omitempty"`
+}
+
+// insertThinking returns body, an Anthropic messages request, with the
+// messages of back inserted. Only the sealed blocks go: the API rejects a
+// thinking block without its signature.
+func insertThinking(body []byte, back []thinkingBack) ([]byte, error) {
+	var r struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, err
+	}
+	msgs := make([]json.RawMessage, 0, len(r.Messages)+len(back))
+	next := 0
+	for _, b := range back {
+		if b.at > len(r.Messages) {
+			return nil, errors.New("thinking blocks past the request's messages")
+		}
+		msgs = append(msgs, r.Messages[next:b.at]...)
+		next = b.at
+		var content []anthropicBlock
+		for _, x := range b.blocks {
+			switch {
+			case x.Redacted != "":
+				content = append(content, anthropicBlock{Type: "redacted_thinking", Data: x.Redacted})
+			case x.Signature != "":
+				content = append(content, anthropicBlock{Type: "thinking", Thinking: x.Text, Signature: x.Signature})
+			}
+		}
+		m, err := json.Marshal(struct {
+			Role    string           `json:"role"`
+			Content []anthropicBlock `json:"content"`
+		}{"assistant", content})
+		if err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, m)
+	}
+	msgs = append(msgs, r.Messages[next:]...)
+	value, err := json.Marshal(msgs)
+	if err != nil {
+		return nil, err
+	}
+	return editJSON(body, []edit{{path: []string{"messages"}, value: value}})
+}
+
+// noteThinking reads the thinking blocks of body, a whole Anthropic reply,
+// into st, and returns body with each redacted_thinking block made an empty
+// thinking block, which the client can read.
+func noteThinking(body []byte, blocks []json.RawMessage, st *callState) []byte {
+	var (
+		reasoning []dialog.Reasoning
+		redacted  bool
+	)
+	for i, raw := range blocks {
+		var b anthropicBlock
+		if json.Unmarshal(raw, &b) != nil {
+			continue
+		}
+		switch b.Type {
+		case "thinking":
+			reasoning = append(reasoning, dialog.Reasoning{Text: b.Thinking, Signature: b.Signature})
+		case "redacted_thinking":
+			reasoning = append(reasoning, dialog.Reasoning{Redacted: b.Data})
+			blocks[i], redacted = json.RawMessage(`{"type":"thinking","thinking":""}`), true
+		}
+	}
+	if reasoning == nil {
+		return body
+	}
+	st.setWire(func(w *wireReply) { w.reasoning = reasoning })
+	if !redacted {
+		return body
+	}
+	content, err := json.Marshal(blocks)
+	if err != nil {
+		return body
+	}
+	if b, err := editJSON(body, []edit{{path: []string{"content"}, value: content}}); err == nil {
+		return b
+	}
+	return body
+}
+
+// thinkingTap reads an Anthropic stream line by line as the client reads
+// it, noting the thinking blocks (their text, signature_delta and redacted
+// data) and handing the client each redacted_thinking block as an empty
+// thinking block.
+type thinkingTap struct {
+	rc   io.ReadCloser
+	r    *bufio.Reader
+	st   *callState
+	out  []byte // what the client has not read yet of the current line
+	line []byte
+	// slot maps a block's index in the stream to its place in blocks.
+	slot   map[int]int
+	blocks []*streamedThinking
+	err    error
+}
+
+// streamedThinking is a thinking block assembled from a stream's deltas.
+type streamedThinking struct {
+	text, signature strings.Builder
+	redacted        string
+}
+
+func newThinkingTap(rc io.ReadCloser, st *callState) *thinkingTap {
+	return &thinkingTap{rc: rc, r: bufio.NewReader(rc), st: st}
+}
+
+func (t *thinkingTap) Read(p []byte) (int, error) {
+	for len(t.out) == 0 {
+		if t.err != nil {
+			return 0, t.err
+		}
+		t.line = t.line[:0]
+		for {
+			frag, err := t.r.ReadSlice('\n')
+			t.line = append(t.line, frag...)
+			if err != bufio.ErrBufferFull {
+				t.err = err
+				break
+			}
+		}
+		if t.err == io.EOF || t.err == nil {
+			t.out = t.note(t.line)
+		} else {
+			t.out = t.line
+		}
+		if t.err != nil {
+			t.flush()
+		}
+	}
+	n := copy(p, t.out)
+	t.out = t.out[n:]
+	return n, nil
+}
+
+func (t *thinkingTap) Close() error {
+	t.flush()
+	return t.rc.Close()
+}
+
+// flush hands what the stream's blocks hold to the call state.
+func (t *thinkingTap) flush() {
+	if len(t.blocks) == 0 {
+		return
+	}
+	r := make([]dialog.Reasoning, len(t.blocks))
+	for i, b := range t.blocks {
+		r[i] = dialog.Reasoning{Text: b.text.String(), Signature: b.signature.String(), Redacted: b.redacted}
+	}
+	t.st.setWire(func(w *wireReply) { w.reasoning = r })
+}
+
+// note notes one line of the stream and returns it as the client gets it.
+func (t *thinkingTap) note(line []byte) []byte {
+	data, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data:"))
+	if !ok || !bytes.Contains(data, []byte("thinking")) && !bytes.Contains(data, []byte("signature_delta")) {
+		return line
+	}
+	var ev struct {
+		Type         string         `json:"type"`
+		Index        int            `json:"index"`
+		ContentBlock anthropicBlock `json:"content_block"`
+		Delta        struct {
+			Type      string `json:"type"`
+			Thinking  string `json:"thinking"`
+			Signature string `json:"signature"`
+		} `json:"delta"`
+	}
+	if json.Unmarshal(data, &ev) != nil {
+		return line
+	}
+	switch ev.Type {
+	case "content_block_start":
+		switch ev.ContentBlock.Type {
+		case "thinking":
+			b := t.start(ev.Index)
+			b.text.WriteString(ev.ContentBlock.Thinking)
+			b.signature.WriteString(ev.ContentBlock.Signature)
+		case "redacted_thinking":
+			t.start(ev.Index).redacted = ev.ContentBlock.Data
+			b, _ := json.Marshal(struct {
+				Type         string            `json:"type"`
+				Index        int               `json:"index"`
+				ContentBlock map[string]string `json:"content_block"`
+			}{"content_block_start", ev.Index, map[string]string{"type": "thinking", "thinking": ""}})
+			return append(append([]byte("data: "), b...), '\n')
+		}
+	case "content_block_delta":
+		i, ok := t.slot[ev.Index]
+		if !ok {
+			return line
+		}
+		switch ev.Delta.Type {
+		case "thinking_delta":
+			t.blocks[i].text.WriteString(ev.Delta.Thinking)
+		case "signature_delta":
+			t.blocks[i].signature.WriteString(ev.Delta.Signature)
+		}
+	}
+	return line
+}
+
+// start notes the start of a thinking block at index i of the stream.
+func (t *thinkingTap) start(i int) *streamedThinking {
+	if t.slot == nil {
+		t.slot = map[int]int{}
+	}
+	t.slot[i] = len(t.blocks)
+	b := &streamedThinking{}
+	t.blocks = append(t.blocks, b)
+	return b
+}
