@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pmezard/go-difflib/difflib"
 
@@ -77,7 +78,7 @@ func Config(rec *Recording, sets []string) (*config.Config, error) {
 	noBase := func(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", path, fs.ErrNotExist)
 	}
-	cfg, err := config.Parse(name, start.Config, noBase)
+	cfg, err := config.Parse(name, yamlSafe(start.Config), noBase)
 	if err != nil {
 		return nil, &tactics.ConfigError{Err: err}
 	}
@@ -119,6 +120,31 @@ func recordedPrompts(rec *Recording, sets []string) map[string]string {
 	}
 	return rec.Start.Prompts
 }
+
+// yamlSafe returns the recorded config, JSON that config.Parse reads as
+// YAML, with the characters YAML refuses (DEL and the C1 controls) or
+// reads as a line break (NEL, U+0085) written as \u escapes, which YAML
+// reads back as the same characters: encoding/json writes them as they
+// are, so a config holding one could not be replayed, or one holding NEL
+// replayed another prompt.
+func yamlSafe(doc []byte) []byte {
+	if !bytes.ContainsFunc(doc, yamlUnsafe) {
+		return doc
+	}
+	out := make([]byte, 0, len(doc)+16)
+	for len(doc) > 0 {
+		r, n := utf8.DecodeRune(doc)
+		if yamlUnsafe(r) {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else {
+			out = append(out, doc[:n]...)
+		}
+		doc = doc[n:]
+	}
+	return out
+}
+
+func yamlUnsafe(r rune) bool { return r == 0x7f || r >= 0x80 && r <= 0x9f }
 
 // Run replays rec: its tactic runs again with the recorded config (with
 // opts.Set applied) and task, every model call served from rec. The

@@ -1,0 +1,41 @@
+package replay_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/lllm-go/lllm/logs"
+	"github.com/lllm-go/lllm/tactics"
+)
+
+// A config whose text holds characters YAML refuses raw (DEL, the C1
+// controls) or reads as a line break (NEL), which a run takes and its log
+// records as they are, replays exactly: it is not refused as invalid
+// YAML, and NEL is not read as a space.
+func TestReplayConfigControlChars(t *testing.T) {
+	for name, char := range map[string]string{"DEL": `\x7f`, "NEL": `\u0085`, "CSI": `\u009b`, "C1 first": `\x80`} {
+		t.Run(name, func(t *testing.T) {
+			cfg := edgeConfig(t, `tactic_type: chat
+global: {model_name: mock/demo}
+agent_configs:
+  - name: assistant
+    system_prompt: "before `+char+` after"
+    model_args: {extra_body: {note: "x`+char+`y"}}
+mock: {replies: [{text: "ok `+char+`"}]}
+`)
+			if p := cfg.Agents[0].SystemPrompt; !strings.Contains(p, "before ") || len(p) <= len("before  after") {
+				t.Fatalf("the config's prompt is %q", p)
+			}
+			root := t.TempDir()
+			res, err := tactics.Run(t.Context(), cfg, "Go.", tactics.RunOptions{LogDir: root})
+			if err != nil || res.Status != logs.StatusOK {
+				t.Fatalf("recording: %v %+v", err, res)
+			}
+			run, err := logs.Open(root, res.RunID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertExact(t, run, res)
+		})
+	}
+}
