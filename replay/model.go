@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -408,8 +409,12 @@ func compactJSON(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return "{}"
 	}
+	// Numbers as written: a float64 would show two requests that differ
+	// only past its precision (an extra_body's large integer) as one.
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
 	var v any
-	if json.Unmarshal(raw, &v) != nil {
+	if d.Decode(&v) != nil {
 		return string(raw)
 	}
 	b, _ := json.Marshal(v)
