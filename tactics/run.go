@@ -495,6 +495,8 @@ func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prom
 	params, perr := paramsOf(ac.ModelArgs)
 	if perr != nil {
 		errs = append(errs, perr)
+	} else if err := params.CheckFor(ac.ModelName); err != nil {
+		errs = append(errs, &settingError{[]string{"model_args", "extra_body"}, err})
 	}
 	pcfg.APIKeyEnv, pcfg.BaseURL = ac.APIKeyEnv, ac.BaseURL
 	var model provider.Model

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -100,11 +101,14 @@ type AdapterConfig struct {
 // gets the text as it arrives. langchaingo corrupts streamed parallel tool
 // calls (it appends every argument fragment to the last call) and hands
 // its streaming function a delta's tool calls in place of the text the
-// delta carries with them, so on the OpenAI wire the transport reads the
-// calls and the text from the stream itself. Anthropic's and Gemini's
-// streamed calls come out whole; the other providers' requests that
-// declare tools are not streamed: Stream then gets the whole text in one
-// chunk at the end.
+// delta carries with them, so on the OpenAI and Mistral wire the transport
+// reads the calls and the text from the stream itself, and Ollama's calls,
+// which its client drops. Anthropic's and Gemini's streamed calls come out
+// whole. Bedrock's requests that declare tools are not streamed: Stream
+// then gets the whole text in one chunk at the end. A stream that ends
+// before its last event (OpenAI's finish_reason or [DONE], Anthropic's
+// message_stop, Ollama's "done": true), or whose body breaks off, is an
+// ErrNetwork, whatever the client made of what it had.
 //
 // The reply merges all of langchaingo's choices into one message: text
 // concatenated, tool calls collected. Anthropic returns one choice per
@@ -176,6 +180,9 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 		st.edits = append(st.edits, es...)
 	}
 	if len(req.Params.ExtraBody) > 0 {
+		if a.cfg.Provider == "bedrock" && !bedrockEditable(model) {
+			return nil, a.badRequest(errBedrockExtraBody(model))
+		}
 		es, err := extraEdits(req.Params.ExtraBody) // last: they win
 		if err != nil {
 			return nil, a.badRequest(err)
@@ -224,6 +231,11 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 		// Some clients (googleai) stop reading when Stream fails but
 		// return what they had without an error.
 		return nil, &Error{Kind: ErrCancelled, Provider: a.cfg.Provider, Err: fmt.Errorf("stream: %w", err)}
+	}
+	if cut := st.cutShort(); cut != nil {
+		// Some clients (ollama) make a reply of what they read before the
+		// body broke off or ended early.
+		return nil, classify(ctx, a.cfg.Provider, fmt.Errorf("the reply is incomplete: %w", cut), st, nil)
 	}
 	out, err := a.reply(resp, model, latency)
 	if err != nil {
@@ -599,7 +611,7 @@ func (a *Adapter) appendAssistant(out []llms.MessageContent, m *dialog.Message) 
 			if b.Len() > 0 {
 				b.WriteByte('\n')
 			}
-			fmt.Fprintf(&b, "[tool call %s(%s)]", fc.Name, argsString(fc.Arguments))
+			fmt.Fprintf(&b, "[tool call %s(%s)]", fc.Name, a.argsString(fc.Arguments))
 		}
 		return append(out, llms.MessageContent{
 			Role:  llms.ChatMessageTypeAI,
@@ -615,7 +627,7 @@ func (a *Adapter) appendAssistant(out []llms.MessageContent, m *dialog.Message) 
 			Type: "function",
 			FunctionCall: &llms.FunctionCall{
 				Name:      fc.Name,
-				Arguments: argsString(fc.Arguments),
+				Arguments: a.argsString(fc.Arguments),
 			},
 		})
 	}
@@ -632,11 +644,25 @@ func (a *Adapter) appendAssistant(out []llms.MessageContent, m *dialog.Message) 
 }
 
 // argsString is a call's arguments as the JSON text providers expect.
-func argsString(args json.RawMessage) string {
-	if len(args) == 0 {
+// Broken arguments a model wrote, kept as a JSON string of its text, go back
+// as that text where the wire carries arguments as text (OpenAI's), and as {}
+// where it takes an object (Anthropic's, Gemini's), which they are not: the
+// call's result already says what was wrong with them.
+func (a *Adapter) argsString(args json.RawMessage) string {
+	args = bytes.TrimSpace(args)
+	switch {
+	case len(args) == 0:
+		return "{}"
+	case args[0] != '"':
+		return string(args)
+	case a.d.wire == wireAnthropic || a.d.wire == wireGoogle:
 		return "{}"
 	}
-	return string(args)
+	var text string
+	if json.Unmarshal(args, &text) != nil {
+		return "{}"
+	}
+	return text
 }
 
 // appendToolResults adds a tool message: the result of one call (with

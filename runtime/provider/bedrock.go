@@ -72,7 +72,7 @@ func bedrockEdits(stack *middleware.Stack) error {
 				return next.HandleInitialize(ctx, in)
 			}
 			edit := func(model *string, body []byte) ([]byte, error) {
-				if model == nil || !strings.Contains(*model, "anthropic") {
+				if model == nil || !bedrockEditable(*model) {
 					return body, nil
 				}
 				return editJSON(body, st.edits)
@@ -94,6 +94,10 @@ func bedrockEdits(stack *middleware.Stack) error {
 			return next.HandleInitialize(ctx, in)
 		}), middleware.Before)
 }
+
+// bedrockEditable reports whether the body of a request to the Bedrock
+// model is edited: an Anthropic model's, which has Anthropic's shape.
+func bedrockEditable(model string) bool { return strings.Contains(model, "anthropic") }
 
 // bedrockStopReason keeps a reply langchaingo would drop: given an
 // Anthropic model's reply that stopped for any reason but the end of its

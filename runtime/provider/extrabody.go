@@ -23,6 +23,25 @@ func (p Params) Check() error {
 	return err
 }
 
+// CheckFor is Check, and what model ("provider/model") cannot take of p:
+// extra_body on a Bedrock model that is not Anthropic's, whose request
+// body lllm-go does not edit.
+func (p Params) CheckFor(model string) error {
+	if err := p.Check(); err != nil {
+		return err
+	}
+	name, id, _ := strings.Cut(model, "/")
+	if len(p.ExtraBody) > 0 && strings.EqualFold(strings.TrimSpace(name), "bedrock") && !bedrockEditable(id) {
+		return errBedrockExtraBody(id)
+	}
+	return nil
+}
+
+// errBedrockExtraBody says that model, on Bedrock, takes no extra_body.
+func errBedrockExtraBody(model string) error {
+	return fmt.Errorf("extra_body reaches only Anthropic models on bedrock; %s is sent as langchaingo builds it: remove extra_body", model)
+}
+
 // extraEdits flattens an ExtraBody object into body edits, one per leaf:
 // an object merges into the body's member of its name, any other value
 // replaces it, and null deletes it.
@@ -47,7 +66,13 @@ func extraEdits(body json.RawMessage) ([]edit, error) {
 			}
 			v := bytes.TrimSpace(obj[k])
 			var sub map[string]json.RawMessage
-			if len(v) > 0 && v[0] == '{' && json.Unmarshal(v, &sub) == nil && len(sub) > 0 {
+			if len(v) > 0 && v[0] == '{' && json.Unmarshal(v, &sub) == nil {
+				if len(sub) == 0 {
+					// Merged, it adds nothing to an object there, and
+					// makes one where there is none.
+					es = append(es, edit{path: p, value: []byte("{}"), merge: true})
+					continue
+				}
 				if err := walk(p, sub); err != nil {
 					return err
 				}

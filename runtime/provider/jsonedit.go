@@ -10,10 +10,12 @@ import (
 // edit is one change to a JSON request body: it sets the member at path
 // to value, or deletes it when value is nil. Deleting a member that is not
 // there does nothing; setting one whose parent objects are missing creates
-// them.
+// them. A merge edit (of an empty object) leaves a member that is an
+// object as it is, as a JSON merge patch does.
 type edit struct {
 	path  []string
 	value []byte // raw JSON; nil deletes
+	merge bool
 }
 
 var errJSONEnd = errors.New("unexpected end of JSON")
@@ -254,6 +256,9 @@ func (w *segWriter) object(members []member, edits []edit) error {
 			}
 			used[k] = true
 			if len(e.path) == 1 {
+				if e.merge && w.doc[m.value] == '{' {
+					continue
+				}
 				value, keep, changed = e.value, e.value != nil, true
 			} else {
 				nested = true
@@ -328,7 +333,7 @@ func subEdits(edits []edit, key string) []edit {
 	var sub []edit
 	for _, e := range edits {
 		if len(e.path) > 1 && e.path[0] == key {
-			sub = append(sub, edit{path: e.path[1:], value: e.value})
+			sub = append(sub, edit{path: e.path[1:], value: e.value, merge: e.merge})
 		}
 	}
 	return sub

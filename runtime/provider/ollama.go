@@ -150,6 +150,7 @@ type ollamaTap struct {
 	st   *callState
 	line []byte
 	once sync.Once
+	done bool // the reply's last line, "done": true, was read
 }
 
 func (o *ollamaTap) Read(p []byte) (int, error) {
@@ -164,7 +165,12 @@ func (o *ollamaTap) Read(p []byte) (int, error) {
 		o.line, b = o.line[:0], b[i+1:]
 	}
 	if err == io.EOF {
-		o.once.Do(func() { o.note(o.line) })
+		o.once.Do(func() {
+			o.note(o.line)
+			if !o.done {
+				o.st.unfinished(errNoDone)
+			}
+		})
 	}
 	return n, err
 }
@@ -175,6 +181,7 @@ func (o *ollamaTap) Close() error {
 }
 
 func (o *ollamaTap) note(line []byte) {
+	o.done = o.done || bytes.Contains(line, []byte(`"done":true`))
 	if !bytes.Contains(line, []byte(`"tool_calls"`)) {
 		return
 	}

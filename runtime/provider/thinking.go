@@ -134,8 +134,8 @@ func noteThinking(body []byte, blocks []json.RawMessage, st *callState) []byte {
 
 // thinkingTap reads an Anthropic stream line by line as the client reads
 // it, noting the thinking blocks (their text, signature_delta and redacted
-// data) and handing the client each redacted_thinking block as an empty
-// thinking block.
+// data) and whether the stream came to its end, and handing the client
+// each redacted_thinking block as an empty thinking block.
 type thinkingTap struct {
 	rc   io.ReadCloser
 	r    *bufio.Reader
@@ -143,9 +143,10 @@ type thinkingTap struct {
 	out  []byte // what the client has not read yet of the current line
 	line []byte
 	// slot maps a block's index in the stream to its place in blocks.
-	slot   map[int]int
-	blocks []*streamedThinking
-	err    error
+	slot    map[int]int
+	blocks  []*streamedThinking
+	err     error
+	stopped bool // message_stop (or an error event), the stream's last, was read
 }
 
 // streamedThinking is a thinking block assembled from a stream's deltas.
@@ -177,6 +178,9 @@ func (t *thinkingTap) Read(p []byte) (int, error) {
 		} else {
 			t.out = t.line
 		}
+		if t.err == io.EOF && !t.stopped {
+			t.st.unfinished(errNoStop)
+		}
 		if t.err != nil {
 			t.flush()
 		}
@@ -206,6 +210,8 @@ func (t *thinkingTap) flush() {
 // note notes one line of the stream and returns it as the client gets it.
 func (t *thinkingTap) note(line []byte) []byte {
 	data, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data:"))
+	// An error event ends a stream too.
+	t.stopped = t.stopped || ok && (bytes.Contains(data, []byte(`"message_stop"`)) || bytes.HasPrefix(bytes.TrimSpace(data), []byte(`{"type":"error"`)))
 	if !ok || !bytes.Contains(data, []byte("thinking")) && !bytes.Contains(data, []byte("signature_delta")) {
 		return line
 	}

@@ -65,6 +65,16 @@ func (b *bodyTap) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// unfinished notes that the last response's body ended, at its end of
+// file, before the last event of its stream.
+func (st *callState) unfinished(err error) {
+	st.mu.Lock()
+	if st.cut == nil {
+		st.cut = err
+	}
+	st.mu.Unlock()
+}
+
 // cutShort is why the last response's body ended early; nil if it did not.
 func (st *callState) cutShort() error {
 	if st == nil {

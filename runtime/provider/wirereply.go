@@ -7,6 +7,7 @@ package provider
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -194,7 +195,16 @@ type sseTap struct {
 	// (a server that sends no index, so every call has 0) takes a new
 	// place, and the fragments that follow go to it.
 	slot map[int]int
+	// finished is set by the stream's last event: a finish_reason, or
+	// [DONE].
+	finished bool
 }
+
+var (
+	errNoFinish = errors.New("the stream ended without a finish_reason or [DONE]")
+	errNoDone   = errors.New(`the stream ended without its last line ("done": true)`)
+	errNoStop   = errors.New("the stream ended without message_stop")
+)
 
 func (s *sseTap) Read(p []byte) (int, error) {
 	n, err := s.ReadCloser.Read(p)
@@ -207,11 +217,21 @@ func (s *sseTap) Read(p []byte) (int, error) {
 		s.note(append(s.line, b[:i]...))
 		s.line, b = s.line[:0], b[i+1:]
 	}
+	if err == io.EOF {
+		s.note(s.line)
+		s.line = s.line[:0]
+		if !s.finished {
+			s.st.unfinished(errNoFinish)
+		}
+	}
 	return n, err
 }
 
 func (s *sseTap) note(line []byte) {
 	data, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data:"))
+	if ok && !s.finished {
+		s.finished = bytes.Equal(bytes.TrimSpace(data), []byte("[DONE]")) || hasFinishReason(data)
+	}
 	if !ok || !bytes.Contains(data, []byte(`"error"`)) && !bytes.Contains(data, []byte(`"refusal":"`)) &&
 		!bytes.Contains(data, []byte(`"tool_calls"`)) && !bytes.Contains(data, []byte(`"content"`)) {
 		return
@@ -240,6 +260,9 @@ func (s *sseTap) note(line []byte) {
 	}
 	if ev.Error == nil && (len(ev.Choices) == 0 || ev.Choices[0].Delta.Refusal == "" && len(ev.Choices[0].Delta.ToolCalls) == 0) {
 		return
+	}
+	if ev.Error != nil {
+		s.finished = true // an error event ends a stream too
 	}
 	s.st.setWire(func(w *wireReply) {
 		if ev.Error != nil {
@@ -286,4 +309,16 @@ func (st *callState) streamText() (text string, ok, tapped bool) {
 	st.text[st.next] = ""
 	st.next++
 	return text, true, st.tapped
+}
+
+// hasFinishReason reports whether the event data holds a finish_reason
+// that is a string, not null.
+func hasFinishReason(data []byte) bool {
+	_, rest, ok := bytes.Cut(data, []byte(`"finish_reason"`))
+	if !ok {
+		return false
+	}
+	rest = bytes.TrimLeft(rest, " \t")
+	rest, ok = bytes.CutPrefix(rest, []byte(":"))
+	return ok && bytes.HasPrefix(bytes.TrimLeft(rest, " \t"), []byte(`"`))
 }
