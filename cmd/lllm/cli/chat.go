@@ -148,7 +148,8 @@ func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
 	if err != nil {
 		return usageErrorf(cmd, "--addr %q: %v", o.addr, err)
 	}
-	out := bufio.NewWriter(cmd.OutOrStdout())
+	// Replies and names are the server's text: escaped as a log's.
+	out := bufio.NewWriter(&termSafe{w: cmd.OutOrStdout()})
 	c := &chatClient{base: strings.TrimSuffix(base, "/"), token: token, http: &http.Client{}, agent: agent,
 		sender: o.sender, json: o.format.value == "json", out: out, errw: cmd.ErrOrStderr(),
 		prompt: isTerminal(cmd.InOrStdin()), interactive: isTerminal(cmd.InOrStdin())}
@@ -193,7 +194,7 @@ func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
 			fmt.Fprintf(c.errw, "lllm: warning: no line editing: %s\n", oneLine(err.Error()))
 		} else {
 			c.term, c.prompt = t, false // readline shows the prompt
-			c.out = bufio.NewWriter(t.out)
+			c.out = bufio.NewWriter(&termSafe{w: t.out})
 			out = c.out
 			defer t.close()
 		}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -80,58 +79,108 @@ func addFormatFlag(cmd *cobra.Command, primary string, v *enumValue) {
 // failed write.
 type output struct {
 	*bufio.Writer
+	safe *termSafe
 }
 
 func newOutput(cmd *cobra.Command) output {
-	return output{bufio.NewWriterSize(termSafe{cmd.OutOrStdout()}, 64<<10)}
+	safe := &termSafe{w: cmd.OutOrStdout()}
+	return output{bufio.NewWriterSize(safe, 64<<10), safe}
 }
 
 // termSafe writes to w with the control characters a terminal acts on
-// (C0 but tab, newline and carriage return, and DEL) spelled out as Go
-// escapes, such as \x1b: the text of a log (a task, a reply, a label, an
-// alias) then cannot clear the screen, move the cursor, retitle the
-// window or set the clipboard of the terminal it is printed on. JSON has
-// none to escape: encoding/json writes them as \u escapes.
-type termSafe struct{ w io.Writer }
+// spelled out as \u escapes, such as \u001b: the C0 controls but tab and
+// newline, DEL, and the C1 controls (U+0080 to U+009F, which xterm takes
+// for ESC sequences). The text of a log (a task, a reply, a label, an
+// alias) then cannot clear the screen, move the cursor, retitle the window,
+// set the clipboard or overwrite a line (a carriage return) of the terminal
+// it is printed on. The escapes are Go's and JSON's alike: in JSON, where
+// encoding/json writes DEL and the C1 controls as they are, they stand for
+// the same text.
+type termSafe struct {
+	w io.Writer
+	// held is set when the last byte given was 0xC2, which may begin a C1
+	// control in the next write: it is written with that write, or by
+	// flush.
+	held bool
+}
 
-func (t termSafe) Write(p []byte) (int, error) {
-	if !slices.ContainsFunc(p, controlByte) {
-		return t.w.Write(p)
+func (t *termSafe) Write(p []byte) (int, error) {
+	n := len(p)
+	if t.held {
+		p = append([]byte{0xC2}, p...)
+		t.held = false
+	}
+	if len(p) > 0 && p[len(p)-1] == 0xC2 {
+		p, t.held = p[:len(p)-1], true
+	}
+	if unsafeAt(p) < 0 {
+		if _, err := t.w.Write(p); err != nil {
+			return 0, err
+		}
+		return n, nil
 	}
 	if _, err := t.w.Write(appendEscaped(make([]byte, 0, len(p)+16), p)); err != nil {
 		return 0, err
 	}
-	return len(p), nil
+	return n, nil
 }
 
-// appendEscaped appends p to b, its control bytes (see termSafe) as Go
-// escapes.
+// flush writes a held byte.
+func (t *termSafe) flush() error {
+	if !t.held {
+		return nil
+	}
+	t.held = false
+	_, err := t.w.Write([]byte{0xC2})
+	return err
+}
+
+// unsafeAt is the index in p of the first control character that termSafe
+// escapes, or -1.
+func unsafeAt(p []byte) int {
+	for i, c := range p {
+		if c < 0x20 && c != '\t' && c != '\n' || c == 0x7f || c == 0xC2 && i+1 < len(p) && p[i+1] >= 0x80 && p[i+1] <= 0x9f {
+			return i
+		}
+	}
+	return -1
+}
+
+// appendEscaped appends p to b, its control characters (see termSafe) as
+// \u escapes.
 func appendEscaped(b, p []byte) []byte {
 	const hex = "0123456789abcdef"
-	for _, c := range p {
-		if controlByte(c) {
-			b = append(b, '\\', 'x', hex[c>>4], hex[c&15])
-		} else {
-			b = append(b, c)
+	for len(p) > 0 {
+		i := unsafeAt(p)
+		if i < 0 {
+			return append(b, p...)
 		}
+		b = append(b, p[:i]...)
+		c, size := p[i], 1
+		if c == 0xC2 {
+			c, size = p[i+1], 2
+		}
+		b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
+		p = p[i+size:]
 	}
 	return b
 }
 
-// escapeControls is s with its control bytes (see termSafe) as Go escapes.
+// escapeControls is s with its control characters (see termSafe) as \u
+// escapes.
 func escapeControls(s string) string {
-	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x80 && controlByte(byte(r)) }) {
+	if unsafeAt([]byte(s)) < 0 {
 		return s
 	}
 	return string(appendEscaped(nil, []byte(s)))
 }
 
-func controlByte(c byte) bool {
-	return c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f
-}
-
 func (o output) flush() error {
-	if err := o.Flush(); err != nil {
+	err := o.Flush()
+	if err == nil {
+		err = o.safe.flush()
+	}
+	if err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
 	return nil

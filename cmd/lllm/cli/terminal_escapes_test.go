@@ -13,7 +13,7 @@ import (
 // as it is.
 func TestTerminalEscapesInLogText(t *testing.T) {
 	const esc = "\x1b[2J\x1b]0;pwned\x07"
-	const shown = `\x1b[2J\x1b]0;pwned\x07`
+	const shown = `\u001b[2J\u001b]0;pwned\u0007`
 	q, _ := json.Marshal(esc)
 	e := string(q)
 	id := "20261120T100009.000000Z-escap1"
