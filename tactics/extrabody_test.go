@@ -66,16 +66,31 @@ agent_configs: [{name: solver, system_prompt: Be brief.}]
 	t.Fatal("no model_call record")
 }
 
-// An extra_body that would change what lllm-go sends is a problem at its
-// line, before any call.
+// An extra_body that would change what lllm-go sends is a problem at the
+// line of the member that would, before any call; every such member is.
 func TestExtraBodyRefusedInConfig(t *testing.T) {
-	cfg, err := config.Parse("eb.yaml", []byte("tactic_type: chat\nglobal:\n  model_name: mock/m\n  model_args:\n    extra_body: {messages: []}\nagent_configs: [{name: assistant, system_prompt: x}]\n"), nil)
+	y := `tactic_type: chat
+global:
+  model_name: mock/m
+  model_args:
+    extra_body:
+      metadata: {study: s1}
+      messages: []
+      "a\"b": 2
+agent_configs: [{name: assistant, system_prompt: x}]
+`
+	cfg, err := config.Parse("eb.yaml", []byte(y), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = Prepare(t.Context(), cfg, RunOptions{LogDir: t.TempDir()})
 	var ce *ConfigError
-	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "eb.yaml:5:") || !strings.Contains(err.Error(), "messages is set by lllm-go itself") {
-		t.Fatalf("Prepare: %v; want a *ConfigError placed at extra_body", err)
+	if !errors.As(err, &ce) {
+		t.Fatalf("Prepare: %v; want a *ConfigError", err)
+	}
+	for _, want := range []string{"eb.yaml:7:", "extra_body: messages: lllm-go sets this member itself", "eb.yaml:8:", `extra_body: "a\"b": write keys without quotes`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Prepare: %v\nwant %q in it: each member's problem at its line", err, want)
+		}
 	}
 }

@@ -609,7 +609,15 @@ func paramsOf(args map[string]any) (provider.Params, error) {
 		errs = append(errs, &settingError{[]string{"model_args", "max_tokens"}, fmt.Errorf("max_tokens must be 0 or more, not %d", *p.MaxTokens)})
 	}
 	if err := p.Check(); err != nil {
-		errs = append(errs, &settingError{[]string{"model_args", "extra_body"}, err})
+		// Each member's problem at its own line.
+		for _, err := range unjoin(err) {
+			path := []string{"model_args", "extra_body"}
+			var xe *provider.ExtraBodyError
+			if errors.As(err, &xe) {
+				path = append(path, xe.Path...)
+			}
+			errs = append(errs, &settingError{path, err})
+		}
 	}
 	return p, errors.Join(errs...)
 }

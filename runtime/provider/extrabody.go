@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -15,9 +16,9 @@ import (
 // model or transport than the one the request and its digest describe.
 var ownedKeys = []string{"contents", "messages", "model", "stream", "system", "systemInstruction", "tools"}
 
-// Check reports the first problem of p that every provider would refuse:
-// ExtraBody that is not a JSON object, holds a key that needs escaping,
-// or sets a member the adapter owns.
+// Check reports the problems of p that every provider would refuse:
+// ExtraBody that is not a JSON object, or, each an *ExtraBodyError, a key
+// that needs escaping or one that sets a member the adapter owns.
 func (p Params) Check() error {
 	_, err := extraEdits(p.ExtraBody)
 	return err
@@ -42,6 +43,30 @@ func errBedrockExtraBody(model string) error {
 	return fmt.Errorf("extra_body reaches only Anthropic models on bedrock; %s is sent as langchaingo builds it: remove extra_body", model)
 }
 
+// ExtraBodyError is a problem with the member of ExtraBody at Path (its
+// keys, from the top).
+type ExtraBodyError struct {
+	Path []string
+	Err  error
+}
+
+func (e *ExtraBodyError) Error() string {
+	var b strings.Builder
+	b.WriteString("extra_body: ")
+	for i, k := range e.Path {
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		if k == "" || strings.ContainsFunc(k, func(r rune) bool { return r <= ' ' || r == '"' || r == '\\' || r == '.' }) {
+			k = strconv.Quote(k)
+		}
+		b.WriteString(k)
+	}
+	return b.String() + ": " + e.Err.Error()
+}
+
+func (e *ExtraBodyError) Unwrap() error { return e.Err }
+
 // extraEdits flattens an ExtraBody object into body edits, one per leaf:
 // an object merges into the body's member of its name, any other value
 // replaces it, and null deletes it.
@@ -53,16 +78,21 @@ func extraEdits(body json.RawMessage) ([]edit, error) {
 	if err := json.Unmarshal(body, &top); err != nil || top == nil {
 		return nil, errors.New("extra_body must be a map of request fields, such as {reasoning_effort: low}")
 	}
-	var es []edit
-	var walk func(path []string, obj map[string]json.RawMessage) error
-	walk = func(path []string, obj map[string]json.RawMessage) error {
+	var (
+		es   []edit
+		errs []error
+	)
+	var walk func(path []string, obj map[string]json.RawMessage)
+	walk = func(path []string, obj map[string]json.RawMessage) {
 		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			if k == "" || strings.ContainsAny(k, "\"\\") || strings.IndexFunc(k, func(r rune) bool { return r < 0x20 }) >= 0 {
-				return fmt.Errorf("extra_body: key %q: write keys without quotes, backslashes or control characters", k)
-			}
 			p := append(slices.Clip(path), k)
+			if k == "" || strings.ContainsAny(k, "\"\\") || strings.IndexFunc(k, func(r rune) bool { return r < 0x20 }) >= 0 {
+				errs = append(errs, &ExtraBodyError{p, errors.New("write keys without quotes, backslashes or control characters")})
+				continue
+			}
 			if len(path) == 0 && slices.Contains(ownedKeys, k) {
-				return fmt.Errorf("extra_body: %s is set by lllm-go itself and cannot be changed; extra_body is for settings such as reasoning_effort", k)
+				errs = append(errs, &ExtraBodyError{p, errors.New("lllm-go sets this member itself and it cannot be changed; extra_body is for settings such as reasoning_effort")})
+				continue
 			}
 			v := bytes.TrimSpace(obj[k])
 			var sub map[string]json.RawMessage
@@ -73,9 +103,7 @@ func extraEdits(body json.RawMessage) ([]edit, error) {
 					es = append(es, edit{path: p, value: []byte("{}"), merge: true})
 					continue
 				}
-				if err := walk(p, sub); err != nil {
-					return err
-				}
+				walk(p, sub)
 				continue
 			}
 			if string(v) == "null" {
@@ -83,7 +111,7 @@ func extraEdits(body json.RawMessage) ([]edit, error) {
 			}
 			es = append(es, edit{path: p, value: v})
 		}
-		return nil
 	}
-	return es, walk(nil, top)
+	walk(nil, top)
+	return es, errors.Join(errs...)
 }

@@ -79,8 +79,8 @@ func TestExtraBodyRefused(t *testing.T) {
 	for extra, want := range map[string]string{
 		`"low"`:                     "must be a map",
 		`[1]`:                       "must be a map",
-		`{"messages":[]}`:           "messages is set by lllm-go",
-		`{"stream":false}`:          "stream is set by lllm-go",
+		`{"messages":[]}`:           "extra_body: messages: lllm-go sets this member",
+		`{"stream":false}`:          "extra_body: stream: lllm-go sets this member",
 		`{"a\"b":1}`:                "without quotes",
 		`{"x":{"y\\z":1}}`:          "without quotes",
 		`{"metadata":{"stream":1}}`: "",
