@@ -523,11 +523,11 @@ func (a *Agent) respond(ctx context.Context, canon *dialog.Dialog, s *CallSessio
 				return nil, fmt.Errorf("the model kept calling tools after they were withdrawn (%d times)", exceptions+1)
 			}
 			exceptions++
-			if err := a.answerCalls(work, reply, lim, func(fc dialog.FunctionCall) (dialog.FunctionCall, bool) {
+			if err := a.answerCalls(work, reply, lim, nil, func(fc dialog.FunctionCall) (dialog.FunctionCall, bool) {
 				fc.Error = "no tools are available now"
 				fc.Result = "Error: no tools are available now. Give your final answer."
 				return fc, false
-			}, nil, s); err != nil {
+			}, s); err != nil {
 				return nil, err
 			}
 			continue
@@ -933,30 +933,18 @@ func (a *Agent) summarize(ctx context.Context, work *dialog.Dialog, lim Limits, 
 }
 
 // runTools runs the tool calls of reply with gov's functions, answering an
-// identical repeated call from the first one's result.
+// identical repeated call from the first one's result in seen.
 func (a *Agent) runTools(ctx context.Context, work *dialog.Dialog, gov *dialog.Prompt, reply *dialog.Message, seen map[string]string, lim Limits, s *CallSession) error {
 	fns := map[string]*dialog.Function{}
 	for _, f := range gov.Functions {
 		fns[f.Name] = f
 	}
-	var key string // of the call being answered
-	return a.answerCalls(work, reply, lim, func(fc dialog.FunctionCall) (dialog.FunctionCall, bool) {
-		key = fc.Name + "\x00" + compactJSON(fc.Arguments)
-		if prev, repeated := seen[key]; repeated {
-			fc.Result = "You already called " + fc.Name + " with these arguments. The result was:\n" + prev
-			return fc, true
-		}
+	return a.answerCalls(work, reply, lim, seen, func(fc dialog.FunctionCall) (dialog.FunctionCall, bool) {
 		f := fns[fc.Name]
 		if f == nil {
-			fc.Error = "unknown function " + fc.Name
-			fc.Result = "Error: " + fc.Error
-			return fc, false
+			return failedCall(fc, "unknown function "+fc.Name), false
 		}
-		return a.callTool(ctx, f, fc, lim.ToolTimeout), false
-	}, func(done dialog.FunctionCall, repeated bool) {
-		if !repeated && fns[done.Name] != nil {
-			seen[key] = done.Result // as answered: a repeat quotes what the model got
-		}
+		return a.callTool(ctx, f, fc, lim.ToolTimeout), true
 	}, s)
 }
 
@@ -1031,16 +1019,29 @@ func failedCall(fc dialog.FunctionCall, msg string) dialog.FunctionCall {
 	return fc
 }
 
-// answerCalls answers each tool call of reply with run's result (and
-// whether it repeats an earlier call), cut to lim.MaxToolOutput: a
-// tool_call record, and a tool message (the interrupt prompt rendered with
-// the result) appended to work. answered, when not nil, is told of each
-// call as it was answered.
-func (a *Agent) answerCalls(work *dialog.Dialog, reply *dialog.Message, lim Limits, run func(dialog.FunctionCall) (dialog.FunctionCall, bool), answered func(done dialog.FunctionCall, repeated bool), s *CallSession) error {
+// answerCalls answers each tool call of reply with run's result, cut to
+// lim.MaxToolOutput: a tool_call record, and a tool message (the interrupt
+// prompt rendered with the result) appended to work. run reports whether
+// it ran a tool. When seen is not nil, it maps a call's name and arguments
+// to the result the model got for it: the result of a call that ran is
+// kept there, and an identical later call is answered by quoting it,
+// without run, and recorded as repeated.
+func (a *Agent) answerCalls(work *dialog.Dialog, reply *dialog.Message, lim Limits, seen map[string]string, run func(dialog.FunctionCall) (done dialog.FunctionCall, ran bool), s *CallSession) error {
 	interrupt := work.TopPrompt().InterruptPrompt()
 	for _, fc := range reply.FunctionCalls {
 		start := time.Now()
-		done, repeated := run(fc)
+		var key string
+		done, repeated, ran := fc, false, false
+		if seen != nil {
+			key = fc.Name + "\x00" + compactJSON(fc.Arguments)
+			var prev string
+			if prev, repeated = seen[key]; repeated {
+				done.Result = "You already called " + fc.Name + " with these arguments. The result was:\n" + prev
+			}
+		}
+		if !repeated {
+			done, ran = run(fc)
+		}
 		// A tool's text that is not UTF-8 (output cut in the middle of a
 		// rune, bytes of a binary file) reaches the model, and the log, as
 		// JSON carries it: each stray byte a U+FFFD. Make it so here, so
@@ -1052,8 +1053,8 @@ func (a *Agent) answerCalls(work *dialog.Dialog, reply *dialog.Message, lim Limi
 		if !repeated {
 			done.Result, done.Error = cutOutput(done.Result, lim.MaxToolOutput), cutOutput(done.Error, lim.MaxToolOutput)
 		}
-		if answered != nil {
-			answered(done, repeated)
+		if ran && seen != nil {
+			seen[key] = done.Result // as answered: a repeat quotes what the model got
 		}
 		rec := &logs.ToolCall{Agent: a.Name, CallID: fc.ID, Name: fc.Name, Arguments: fc.Arguments,
 			Result: done.Result, Error: done.Error, Repeated: repeated,
