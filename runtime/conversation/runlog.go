@@ -66,10 +66,18 @@ type RecordedAgent struct {
 	ContextManager map[string]any `json:"context_manager,omitempty"`
 	// ModelArgs are the sampling options, when any is set.
 	ModelArgs *provider.Params `json:"model_args,omitempty"`
-	// The limits of the run's call loop (see tactics.Limits).
-	MaxExceptionRetry int `json:"max_exception_retry"`
-	MaxInterruptSteps int `json:"max_interrupt_steps"`
-	MaxLLMRecall      int `json:"max_llm_recall"`
+	// The limits of the run's call loop (see tactics.Limits), under their
+	// config keys; a duration as time.Duration.String writes it ("10m0s",
+	// "0s" for none). Logs written before the durations and
+	// max_tool_output were recorded lack them (empty, nil), and a replay
+	// of one takes their defaults.
+	MaxExceptionRetry int    `json:"max_exception_retry"`
+	MaxInterruptSteps int    `json:"max_interrupt_steps"`
+	MaxLLMRecall      int    `json:"max_llm_recall"`
+	CallTimeout       string `json:"call_timeout,omitempty"`
+	MaxRetryWait      string `json:"max_retry_wait,omitempty"`
+	ToolTimeout       string `json:"tool_timeout,omitempty"`
+	MaxToolOutput     *int   `json:"max_tool_output,omitempty"`
 }
 
 // RunParams are the params of a RecordedConfig: which conversation, which
@@ -132,7 +140,9 @@ func (s *Service) startRunLog(ctx context.Context, tactic string, conv *Conversa
 		system = s.summary
 	}
 	ag := RecordedAgent{Name: sp.Name, ModelName: sp.ModelName, SystemPrompt: system.Template,
-		MaxExceptionRetry: lim.MaxExceptionRetry, MaxInterruptSteps: lim.MaxInterruptSteps, MaxLLMRecall: lim.MaxLLMRecall}
+		MaxExceptionRetry: lim.MaxExceptionRetry, MaxInterruptSteps: lim.MaxInterruptSteps, MaxLLMRecall: lim.MaxLLMRecall,
+		CallTimeout: lim.CallTimeout.String(), MaxRetryWait: lim.MaxRetryWait.String(), ToolTimeout: lim.ToolTimeout.String(),
+		MaxToolOutput: &lim.MaxToolOutput}
 	if !sp.Params.IsZero() {
 		ag.ModelArgs = &sp.Params
 	}
