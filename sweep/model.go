@@ -1,11 +1,14 @@
 package sweep
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
+	"github.com/lllm-go/lllm/internal/registry"
 	"github.com/lllm-go/lllm/runtime/provider"
 )
 
@@ -57,7 +60,7 @@ type model struct {
 	inner    provider.Model
 	name     string // provider/model
 	cacheID  string // name and provider settings, for cache keys
-	provider string
+	provider string // registered name, as registeredProvider makes it
 	x        *execution
 }
 
@@ -65,6 +68,28 @@ type model struct {
 func providerOf(name string) string {
 	p, _, _ := strings.Cut(name, "/")
 	return strings.ToLower(p)
+}
+
+// registeredProvider is the registered provider that p, the provider
+// part of a model name, stands for, as provider.Open finds it: p itself
+// (lowercased), or else the one package-qualified provider with that
+// name ("mylab:vllm" for "vllm"); p when there is none or several.
+func registeredProvider(p string) string {
+	p = strings.ToLower(strings.TrimSpace(p))
+	names := provider.Providers()
+	if slices.Contains(names, p) {
+		return p
+	}
+	found := ""
+	for _, n := range names {
+		if _, path := registry.Split(n); path == p {
+			if found != "" {
+				return p // ambiguous: Open refuses it
+			}
+			found = n
+		}
+	}
+	return cmp.Or(found, p)
 }
 
 func (m *model) Generate(ctx context.Context, req *provider.Request) (*provider.Response, error) {

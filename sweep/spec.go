@@ -19,6 +19,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/lllm-go/lllm/internal/registry"
 	"github.com/lllm-go/lllm/internal/suggest"
 	"github.com/lllm-go/lllm/runtime/config"
 	"github.com/lllm-go/lllm/runtime/provider"
@@ -58,7 +59,11 @@ type Spec struct {
 	Concurrency int `yaml:"concurrency"`
 	// ProviderConcurrency caps the model calls in flight per provider
 	// ("openai", "mock", ...; registered providers only, named in any
-	// case); unlisted providers are capped by Concurrency.
+	// case); unlisted providers are capped by Concurrency. A key names a
+	// provider as a model name does: a package-qualified one
+	// ("mylab:vllm") caps that provider; a bare one ("vllm") caps every
+	// provider of that name, of whichever package, unless a qualified key
+	// names it. Each provider has a limiter of its own.
 	ProviderConcurrency map[string]int `yaml:"provider_concurrency"`
 	// Timeout bounds each sample's run; 0 means none.
 	Timeout time.Duration `yaml:"timeout"`
@@ -306,6 +311,7 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 // providerKeys reports each key of the provider_concurrency map v that
 // is not a registered provider (a typo would leave the provider's calls
 // capped by concurrency alone, silently), or names one twice, at its line.
+// A bare name that several packages register is a key: it caps each.
 func providerKeys(file string, v *yaml.Node) []error {
 	if v.Kind != yaml.MappingNode {
 		return nil // yaml.v3 reports it
@@ -314,7 +320,7 @@ func providerKeys(file string, v *yaml.Node) []error {
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k := v.Content[i]
-		if err := provider.Check(k.Value); err != nil {
+		if err := providerKey(k.Value); err != nil {
 			errs = append(errs, errorAt(file, k.Line, "provider_concurrency: %v", err))
 			continue
 		}
@@ -325,6 +331,52 @@ func providerKeys(file string, v *yaml.Node) []error {
 		}
 	}
 	return errs
+}
+
+// providerKey returns nil when key names registered providers as a
+// provider_concurrency key may: a provider's name, package-qualified or
+// not, or the bare name of package-qualified ones ("vllm" for
+// "mylab:vllm"), in any case. Otherwise its error says what is wrong,
+// with the closest key for a typo.
+func providerKey(key string) error {
+	err := provider.Check(key)
+	if err == nil {
+		return nil
+	}
+	k := strings.ToLower(strings.TrimSpace(key))
+	if strings.ContainsAny(k, "/:") {
+		return err // a model name, or an unknown qualified provider
+	}
+	var paths []string
+	for _, n := range provider.Providers() {
+		if _, path := registry.Split(n); path != n {
+			if path == k {
+				return nil // the bare name of one provider or more
+			}
+			paths = append(paths, path)
+		}
+	}
+	if s, ok := suggest.Closest(k, append(provider.Providers(), paths...)); ok {
+		return fmt.Errorf("unknown provider %q (did you mean %q?); known providers: %s", key, s, strings.Join(provider.Providers(), ", "))
+	}
+	return err
+}
+
+// providerLimit is the provider_concurrency of the registered provider p
+// (lowercase, as provider.Providers names it): the key naming p, else the
+// bare key naming p without its package, else def.
+func (s *Spec) providerLimit(p string, def int) int {
+	_, path := registry.Split(p)
+	n := def
+	for k, m := range s.ProviderConcurrency {
+		switch strings.ToLower(strings.TrimSpace(k)) {
+		case p:
+			return m // keys are unique in any case: no other names p
+		case path:
+			n = m
+		}
+	}
+	return n
 }
 
 // scorerEntries reports the scorers section v when it is not a list, and

@@ -206,11 +206,13 @@ func (s *Sweep) Warnings() []string { return s.warnings }
 func (s *Sweep) Records() *Records { return s.records }
 
 // Limiter returns the adaptive limiter of provider's calls in the last
-// run, or nil.
+// run, or nil. provider is named as in a model name: "vllm" finds the
+// limiter of "mylab:vllm" when that is the one provider of that name.
 func (s *Sweep) Limiter(provider string) *Limiter {
+	p := registeredProvider(provider)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.limiters[provider]
+	return s.limiters[p]
 }
 
 // open opens a model for a sample or a scorer: through the sweep's
@@ -227,7 +229,7 @@ func (s *Sweep) open(ctx context.Context, name string, pcfg provider.Config) (pr
 		return nil, err
 	}
 	if x := executionFrom(ctx); x != nil {
-		return &model{inner: m, name: name, cacheID: cacheID(name, pcfg), provider: providerOf(name), x: x}, nil
+		return &model{inner: m, name: name, cacheID: cacheID(name, pcfg), provider: registeredProvider(providerOf(name)), x: x}, nil
 	}
 	return m, nil
 }
@@ -579,13 +581,7 @@ func (x *execution) limiter(p string) *Limiter {
 	defer s.mu.Unlock()
 	l, ok := s.limiters[p]
 	if !ok {
-		n := x.conc
-		for name, m := range s.Spec.ProviderConcurrency {
-			if strings.EqualFold(name, p) { // provider names are case-insensitive
-				n = m
-			}
-		}
-		l = NewLimiter(n)
+		l = NewLimiter(s.Spec.providerLimit(p, x.conc))
 		s.limiters[p] = l
 	}
 	return l
