@@ -4,9 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/lllm-go/lllm/runtime/config"
 )
 
 // DecodeParams decodes a tactic's params, as a [Factory] gets them, into
@@ -23,7 +27,9 @@ import (
 // A param v has no field for is an error naming it and the accepted ones,
 // suggesting the closest; a value of the wrong type is one naming the
 // param and the type it wants; both are *ParamError. Whole numbers written as 2.0 decode into
-// integer fields.
+// integer fields. A time.Duration field reads a duration as a config's
+// others are read (config.ParseDuration): text such as "90s" or "10m", or
+// a number of seconds.
 func DecodeParams(params map[string]any, v any) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
@@ -39,6 +45,10 @@ func DecodeParams(params map[string]any, v any) error {
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
 		return &ParamError{Param: unknown[0], Err: unknownParams(unknown, accepted)}
+	}
+	params, err := durationParams(params, rv.Elem().Type())
+	if err != nil {
+		return err
 	}
 	b, err := json.Marshal(params)
 	if err != nil {
@@ -74,20 +84,55 @@ func (e *ParamError) Unwrap() error { return e.Err }
 func paramNames(t reflect.Type) []string {
 	var names []string
 	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
+		if name, ok := paramName(t.Field(i)); ok {
+			names = append(names, name)
 		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch name {
-		case "-":
-			continue
-		case "":
-			name = f.Name
-		}
-		names = append(names, name)
 	}
 	return names
+}
+
+// paramName is the json name of f, and false when f is no param.
+func paramName(f reflect.StructField) (string, bool) {
+	if !f.IsExported() {
+		return "", false
+	}
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	switch name {
+	case "-":
+		return "", false
+	case "":
+		name = f.Name
+	}
+	return name, true
+}
+
+// durationParams returns params with the value of each param that t, a
+// struct, decodes into a time.Duration (or a pointer to one) read as
+// config.ParseDuration reads it and written in nanoseconds, as
+// encoding/json decodes a time.Duration. params itself is left as it is.
+// A value that is no duration is a *ParamError.
+func durationParams(params map[string]any, t reflect.Type) (map[string]any, error) {
+	out, cloned := params, false
+	for i := range t.NumField() {
+		f := t.Field(i)
+		ft := f.Type
+		for ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		name, ok := paramName(f)
+		if !ok || ft != reflect.TypeFor[time.Duration]() || params[name] == nil {
+			continue
+		}
+		d, err := config.ParseDuration(params[name])
+		if err != nil {
+			return nil, &ParamError{Param: name, Err: fmt.Errorf("param %s %w", name, err)}
+		}
+		if !cloned {
+			out, cloned = maps.Clone(params), true
+		}
+		out[name] = int64(d)
+	}
+	return out, nil
 }
 
 // unknownParams is the error for params no field takes.

@@ -2,8 +2,10 @@ package config
 
 import (
 	"errors"
+	"maps"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,10 +15,12 @@ import (
 
 // DecodeSection decodes the free-form top-level section name (such as
 // "mock") into v, a pointer to a value with yaml tags, as yaml.Unmarshal
-// would. A key v has no field for is an error at its place in the
-// config's files, with a did-you-mean, and so is every other such key: a
-// free-form section is checked as strictly as the rest of the config.
-// An absent section leaves v as it is.
+// would, except that a time.Duration is read as ParseDuration reads it
+// (text such as "50ms", or a number of seconds). A key v has no field for
+// is an error at its place in the config's files, with a did-you-mean,
+// and so is every other such key: a free-form section is checked as
+// strictly as the rest of the config. An absent section leaves v as it
+// is.
 func (c *Config) DecodeSection(name string, v any) error {
 	val, ok := c.tree[name]
 	if !ok || val == nil {
@@ -27,6 +31,7 @@ func (c *Config) DecodeSection(name string, v any) error {
 	if len(errs) > 0 {
 		return errors.Join(sortedErrors(errs)...)
 	}
+	val, _ = durationsAsText(val, reflect.TypeOf(v))
 	b, err := yaml.Marshal(val)
 	if err == nil {
 		err = yaml.Unmarshal(b, v)
@@ -104,9 +109,9 @@ func mismatch(val any, t reflect.Type) string {
 	_, isMap := val.(map[string]any)
 	_, isList := val.([]any)
 	switch {
-	case t == reflect.TypeFor[time.Duration]():
-		if s, ok := val.(string); !ok || !validDuration(s) {
-			return `a duration such as "50ms" or "2s"`
+	case t == durationType:
+		if _, err := ParseDuration(val); err != nil {
+			return "a duration such as 90s or 10m (0 for none)"
 		}
 	case t.Kind() == reflect.Bool:
 		if _, ok := val.(bool); !ok {
@@ -136,9 +141,79 @@ func mismatch(val any, t reflect.Type) string {
 	return ""
 }
 
-func validDuration(s string) bool {
-	_, err := time.ParseDuration(s)
-	return err == nil
+var durationType = reflect.TypeFor[time.Duration]()
+
+// durationsAsText returns val, which checkFields found right for t, with
+// each number that t decodes into a time.Duration written as the
+// duration ParseDuration reads it as (30 as "30s"), since yaml.v3 reads
+// durations from text only, and whether it changed anything. val itself
+// is left as it is: its maps and lists are copied where they change.
+func durationsAsText(val any, t reflect.Type) (any, bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if val == nil || reflect.PointerTo(t).Implements(unmarshaler) {
+		return val, false
+	}
+	if t == durationType {
+		if _, ok := val.(string); ok {
+			return val, false
+		}
+		d, err := ParseDuration(val)
+		if err != nil {
+			return val, false // checkFields reported it
+		}
+		return d.String(), true
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		m, ok := val.(map[string]any)
+		if !ok {
+			return val, false
+		}
+		var fields map[string]reflect.Type
+		if t.Kind() == reflect.Struct {
+			fields = yamlFields(t)
+		}
+		var out map[string]any
+		for k, v := range m {
+			var ft reflect.Type
+			if fields == nil {
+				ft = t.Elem()
+			} else if ft, ok = fields[k]; !ok {
+				continue
+			}
+			if nv, changed := durationsAsText(v, ft); changed {
+				if out == nil {
+					out = maps.Clone(m)
+				}
+				out[k] = nv
+			}
+		}
+		if out == nil {
+			return val, false
+		}
+		return out, true
+	case reflect.Slice, reflect.Array:
+		items, ok := val.([]any)
+		if !ok {
+			return val, false
+		}
+		var out []any
+		for i, v := range items {
+			if nv, changed := durationsAsText(v, t.Elem()); changed {
+				if out == nil {
+					out = slices.Clone(items)
+				}
+				out[i] = nv
+			}
+		}
+		if out == nil {
+			return val, false
+		}
+		return out, true
+	}
+	return val, false
 }
 
 // yamlFields are the keys a struct decodes, with their types, as

@@ -81,7 +81,7 @@ func TestDecodeSection(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = c.DecodeSection("mock", new(testScript))
-	if err == nil || err.Error() != `t.yaml:2:3: mock.latency must be a duration such as "50ms" or "2s", not the string "soon"` {
+	if err == nil || err.Error() != `t.yaml:2:3: mock.latency must be a duration such as 90s or 10m (0 for none), not the string "soon"` {
 		t.Errorf("type error: %v", err)
 	}
 }

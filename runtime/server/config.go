@@ -51,10 +51,10 @@ type Config struct {
 
 // serveParams is the params section of a serve config.
 type serveParams struct {
-	AskUserTimeout  string                `yaml:"ask_user_timeout"`
+	AskUserTimeout  any                   `yaml:"ask_user_timeout"` // a duration, as config.ParseDuration reads it
 	MaxContentBytes int                   `yaml:"max_content_bytes"`
 	DataDir         string                `yaml:"data_dir"`
-	TrashRetention  string                `yaml:"trash_retention"`
+	TrashRetention  any                   `yaml:"trash_retention"` // a duration, as config.ParseDuration reads it
 	Agents          map[string]agentParam `yaml:"agents"`
 }
 
@@ -168,6 +168,15 @@ func FromConfig(ctx context.Context, cfg *config.Config) (*Config, error) {
 	return out, nil
 }
 
+// durationText is v, a duration's value as YAML decoded it, as an error
+// quotes it: text quoted, anything else as it is.
+func durationText(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(v)
+}
+
 // serveParamsOf reads cfg's params into out and returns them with every
 // problem found.
 func serveParamsOf(cfg *config.Config, out *Config) (serveParams, []error) {
@@ -177,18 +186,18 @@ func serveParamsOf(cfg *config.Config, out *Config) (serveParams, []error) {
 	}
 	var errs []error
 	out.MaxContentBytes = p.MaxContentBytes
-	if p.AskUserTimeout != "" {
-		d, err := time.ParseDuration(p.AskUserTimeout)
+	if p.AskUserTimeout != nil && p.AskUserTimeout != "" { // "" leaves it unset
+		d, err := config.ParseDuration(p.AskUserTimeout)
 		if err != nil || d <= 0 {
-			errs = append(errs, cfg.Errorf([]string{"params", "ask_user_timeout"}, "params.ask_user_timeout %q: want a positive duration such as 5m", p.AskUserTimeout))
+			errs = append(errs, cfg.Errorf([]string{"params", "ask_user_timeout"}, "params.ask_user_timeout %s: want a positive duration such as 5m", durationText(p.AskUserTimeout)))
 		}
 		out.AskUserTimeout = d
 	}
 	out.TrashRetention = conversation.DefaultTrashRetention
-	if p.TrashRetention != "" {
-		d, err := time.ParseDuration(p.TrashRetention)
-		if err != nil || d < 0 {
-			errs = append(errs, cfg.Errorf([]string{"params", "trash_retention"}, "params.trash_retention %q: want a duration such as 720h (30 days), or 0 to keep deleted conversations for ever", p.TrashRetention))
+	if p.TrashRetention != nil && p.TrashRetention != "" {
+		d, err := config.ParseDuration(p.TrashRetention)
+		if err != nil {
+			errs = append(errs, cfg.Errorf([]string{"params", "trash_retention"}, "params.trash_retention %s: want a duration such as 720h (30 days), or 0 to keep deleted conversations for ever", durationText(p.TrashRetention)))
 		}
 		out.TrashRetention = d
 	}
