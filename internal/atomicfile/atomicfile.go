@@ -4,20 +4,26 @@ package atomicfile
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // WriteFile writes data to path through a temporary file in the same
-// directory, fsynced and renamed over path, then fsyncs the directory: after
-// a crash, path holds its old content or all of data, never a part. The
-// directory is created if needed.
+// directory (see CreateBeside), fsynced and renamed over path, then fsyncs
+// the directory: after a crash, path holds its old content or all of
+// data, never a part. The directory is created if needed. A new file gets
+// the mode os.Create gives (0666 less the umask); a replaced one keeps
+// its mode.
 func WriteFile(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	tmp, err := CreateBeside(path)
 	if err != nil {
 		return err
 	}
@@ -36,6 +42,40 @@ func WriteFile(path string, data []byte) error {
 		return err
 	}
 	return SyncDir(dir)
+}
+
+// CreateBeside creates an empty temporary file in path's directory, with
+// a name hidden and unique to it, to be renamed over path once written:
+// with the mode of the file at path or, when there is none, the mode
+// os.Create gives (0666 less the umask). os.CreateTemp's 0600 would leave
+// the file readable by its owner alone, however the user's umask is set.
+func CreateBeside(path string) (*os.File, error) {
+	perm, keep := os.FileMode(0o666), false
+	if st, err := os.Stat(path); err == nil {
+		perm, keep = st.Mode().Perm(), true
+	}
+	dir, base := filepath.Split(path)
+	for range 100 {
+		name := filepath.Join(dir, "."+base+".tmp-"+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if keep {
+			// The umask applies to a file being created: give it back the
+			// replaced file's mode.
+			if err := f.Chmod(perm); err != nil {
+				_ = f.Close()
+				_ = os.Remove(name)
+				return nil, err
+			}
+		}
+		return f, nil
+	}
+	return nil, fmt.Errorf("no free temporary name beside %s", path)
 }
 
 // SyncDir fsyncs a directory, so that the names created or renamed in it

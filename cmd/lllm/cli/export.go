@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -659,44 +657,11 @@ func openDestination(cmd *cobra.Command, path string) (*destination, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return nil, fmt.Errorf("-O %s is a directory: give a file to write, such as %s", path, filepath.Join(path, "train.jsonl"))
 	}
-	tmp, err := createBeside(path)
+	tmp, err := atomicfile.CreateBeside(path)
 	if err != nil {
 		return nil, fmt.Errorf("-O %s: %w", path, err)
 	}
 	return &destination{w: bufio.NewWriterSize(tmp, 1<<20), tmp: tmp, path: path}, nil
-}
-
-// createBeside creates an empty temporary file beside path, with the mode
-// of the file at path or, when there is none, the mode os.Create gives
-// (0666 less the umask). os.CreateTemp's 0600 would leave the export
-// readable by its owner alone, however the user's umask is set.
-func createBeside(path string) (*os.File, error) {
-	perm, keep := os.FileMode(0o666), false
-	if st, err := os.Stat(path); err == nil {
-		perm, keep = st.Mode().Perm(), true
-	}
-	dir, base := filepath.Split(path)
-	for range 100 {
-		name := filepath.Join(dir, "."+base+".tmp-"+strconv.FormatUint(rand.Uint64(), 36))
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if keep {
-			// The umask applies to a file being created: give it back the
-			// replaced file's mode.
-			if err := f.Chmod(perm); err != nil {
-				_ = f.Close()
-				_ = os.Remove(name)
-				return nil, err
-			}
-		}
-		return f, nil
-	}
-	return nil, fmt.Errorf("no free temporary name beside %s", path)
 }
 
 // commit flushes the lines and, for a file, renames it into place.
