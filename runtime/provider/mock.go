@@ -42,7 +42,8 @@ import (
 // budgets and cost columns can be tried offline, while a name no price
 // table knows ("mock/demo") costs nothing.
 //
-// In YAML, durations are strings such as "50ms"; in JSON, nanoseconds.
+// In a config's mock section (config.Config.DecodeSection), a duration is
+// text such as "50ms" or a number of seconds; in JSON, nanoseconds.
 type MockConfig struct {
 	// Replies are answered in order, one per call that no rule matches.
 	Replies []MockReply `json:"replies,omitempty" yaml:"replies,omitempty"`

@@ -556,14 +556,14 @@ func TestMockDefaultReplyCoversWholeRequest(t *testing.T) {
 func TestMockYAMLErrors(t *testing.T) {
 	for _, tc := range []struct{ yaml, key string }{
 		{"replys: [{text: hi}]", "replys"},
-		{"latency: 50", "latency"},
+		{"latency: -50", "latency"},
 		{"latency: soon", "latency"},
 		{"error_rate: often", "error_rate"},
 		{"error_rate: 2", "error_rate"},
 		{"seed: 1.5", "seed"},
 		{"replies: {text: hi}", "replies"},
 		{"replies: [{error: ratelimit}]", "mock.replies.0.error"},
-		{"replies: [{error: rate_limit, retry_after: 2}]", "retry_after"},
+		{"replies: [{error: rate_limit, retry_after: later}]", "retry_after"},
 		{"replies: [{text: hi, error: server}]", "error"},
 		{"replies: [{tool_calls: [{name: f, arguments: '{\"x\": 1}'}]}]", "arguments"},
 		{"rules: [{regex: '(', reply: {text: x}}]", "regex"},
