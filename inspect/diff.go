@@ -245,6 +245,9 @@ func Compare(a, b *Tree) (*Diff, error) {
 		x, y *dialog.Message // A's and B's message at v.Index; nil for none
 	}
 	var fs []found
+	// pairs holds every matched dialog of A's comparison with its match
+	// for their forks: nodes come parents first.
+	pairs := make(map[*Node]*pair, len(a.Nodes))
 	for _, na := range a.Nodes {
 		k := keysA[na]
 		nb := byKeyB[k]
@@ -254,34 +257,29 @@ func Compare(a, b *Tree) (*Diff, error) {
 		}
 		match[na] = nb
 		matched[nb] = true
-		ma, mb := a.Forest.Dialog(na.ID).Messages(), b.Forest.Dialog(nb.ID).Messages()
+		p := comparePair(a.Forest.Dialog(na.ID), b.Forest.Dialog(nb.ID), na, nb, match, pairs)
+		pairs[na] = p
 		d.Dialogs = append(d.Dialogs, DialogDiff{
-			Key: k, A: na.ID, B: nb.ID, MessagesA: na.Messages, MessagesB: nb.Messages, FirstDiff: diffFrom(ma, mb, 0),
+			Key: k, A: na.ID, B: nb.ID, MessagesA: na.Messages, MessagesB: nb.Messages, FirstDiff: p.first.i,
 			Cost: newCostDelta(na.Cost, nb.Cost), CallCost: newCostDelta(na.CallCost, nb.CallCost),
 		})
-		i := diffFrom(ma, mb, inherited(na, nb, match))
+		at := p.first
+		if inh := inherited(na, nb, match); at.i >= 0 && at.i < inh {
+			at = p.from(inh)
+		}
+		p.ma, p.mb = messages{}, messages{} // its forks need only what p keeps
+		i := at.i
 		if i < 0 {
 			continue
 		}
 		v := Divergence{Key: k, A: na.ID, B: nb.ID, Index: i}
-		var x, y *dialog.Message
-		if i < len(ma) {
-			x = ma[i]
+		x, y := at.x, at.y
+		v.RoleA, v.RoleB, v.Diff = role(x), role(y), at.messageDiff()
+		if common := min(p.lenA, p.lenB); i < common {
+			v.LaterDiffer = p.differing(common) - p.differing(i+1)
 		}
-		if i < len(mb) {
-			y = mb[i]
-		}
-		v.RoleA, v.RoleB, v.Diff = role(x), role(y), messageDiff(x, y, 24)
-		for j := i + 1; j < max(len(ma), len(mb)); j++ {
-			switch {
-			case j >= len(mb):
-				v.ExtraA++
-			case j >= len(ma):
-				v.ExtraB++
-			case differ(ma[j], mb[j]):
-				v.LaterDiffer++
-			}
-		}
+		v.ExtraA = max(0, p.lenA-max(i+1, p.lenB))
+		v.ExtraB = max(0, p.lenB-max(i+1, p.lenA))
 		fs = append(fs, found{divergedAt(na, i), v, na, x, y})
 	}
 	for _, nb := range b.Nodes {
@@ -374,19 +372,134 @@ func divergedAt(n *Node, i int) int64 {
 	return n.Seq + 1
 }
 
-// diffFrom is the position, from the one at from on, of the first message
-// that differs between a and b, or that only one has; -1 when there is
-// none.
-func diffFrom(a, b []*dialog.Message, from int) int {
-	for i := from; i < min(len(a), len(b)); i++ {
-		if differ(a[i], b[i]) {
-			return i
+// pair is the comparison of a dialog of A with its match in B.
+//
+// Forks of matched parents that both kept all their parents' first
+// messages start with the parents' first pre messages, which compare as
+// the parents' do: a pair compares its messages from pre on only, and
+// takes what it needs of the earlier ones from its parents' pair. So a
+// fork chain is compared in time linear in its length.
+type pair struct {
+	lenA, lenB int // the dialogs' message counts
+	// pre is where the messages compared by this pair start; base is how
+	// many of the messages before it differ.
+	pre, base int
+	// diffs are the positions from pre on where both dialogs have a
+	// message and the two differ, in order.
+	diffs  []int
+	first  *msgDiff // the first difference
+	ma, mb messages
+}
+
+// msgDiff is the first position from some point on where two dialogs
+// differ, and their messages there.
+type msgDiff struct {
+	i    int             // -1 for none
+	x, y *dialog.Message // A's and B's message at i; nil for none
+	diff string          // messageDiff of x and y, once made
+	made bool
+}
+
+// messageDiff is the diff of the messages, made once.
+func (m *msgDiff) messageDiff() string {
+	if !m.made {
+		m.diff, m.made = messageDiff(m.x, m.y, 24), true
+	}
+	return m.diff
+}
+
+// comparePair compares da and db, the dialogs of na and nb. pairs holds
+// the pairs of the dialogs before na in A, match their matches in B.
+func comparePair(da, db *dialog.Dialog, na, nb *Node, match map[*Node]*Node, pairs map[*Node]*pair) *pair {
+	p := &pair{}
+	var parent *pair
+	if na.Parent != nil && nb.Parent != nil && match[na.Parent] == nb.Parent && na.LastN == 0 && nb.LastN == 0 {
+		parent = pairs[na.Parent]
+		p.pre = min(na.SplitPoint, nb.SplitPoint)
+		p.base = parent.differing(p.pre)
+	}
+	p.ma, p.mb = messagesFrom(da, p.pre), messagesFrom(db, p.pre)
+	p.lenA, p.lenB = p.ma.len(), p.mb.len()
+	for j := p.pre; j < min(p.lenA, p.lenB); j++ {
+		if differ(p.ma.at(j), p.mb.at(j)) {
+			p.diffs = append(p.diffs, j)
 		}
 	}
-	if len(a) != len(b) {
-		return max(from, min(len(a), len(b)))
+	if parent != nil && parent.first.i >= 0 && parent.first.i < p.pre {
+		p.first = parent.first
+	} else {
+		p.first = p.from(p.pre)
 	}
-	return -1
+	return p
+}
+
+// from is the first difference from position i on, which must not be
+// below p.pre: the first message that differs, or that only one dialog
+// has.
+func (p *pair) from(i int) *msgDiff {
+	k, _ := slices.BinarySearch(p.diffs, i)
+	at := -1
+	switch {
+	case k < len(p.diffs):
+		at = p.diffs[k]
+	case p.lenA != p.lenB:
+		at = max(i, min(p.lenA, p.lenB))
+	}
+	if at < 0 {
+		return &msgDiff{i: -1}
+	}
+	return &msgDiff{i: at, x: p.ma.at(at), y: p.mb.at(at)}
+}
+
+// differing counts the positions before j where both dialogs have a
+// message and the two differ. j must be at most one past the first
+// difference, or not below p.pre and not past the messages both have.
+func (p *pair) differing(j int) int {
+	switch {
+	case j >= p.pre:
+		k, _ := slices.BinarySearch(p.diffs, j)
+		return p.base + k
+	case p.first.i < 0 || j <= p.first.i:
+		return 0
+	}
+	return 1 // j is one past the first difference, below pre: both have it
+}
+
+// messages are a dialog's messages from the one at off on.
+type messages struct {
+	off int
+	ms  []*dialog.Message
+}
+
+// messagesFrom returns d's messages from the one at from on (or from
+// d's length when from is past it). A fork's messages are a list it
+// shares with its ancestors, each message found by walking down it from
+// the fork's own: the whole list is copied in one walk when from is 0,
+// else the messages are taken one by one, as those from a split point
+// on are near the top.
+func messagesFrom(d *dialog.Dialog, from int) messages {
+	n := d.Len()
+	from = min(from, n)
+	if from == 0 {
+		return messages{0, d.Messages()}
+	}
+	ms := make([]*dialog.Message, 0, n-from)
+	for i := from; i < n; i++ {
+		ms = append(ms, d.At(i))
+	}
+	return messages{from, ms}
+}
+
+// len is the dialog's message count.
+func (m messages) len() int { return m.off + len(m.ms) }
+
+// at is message i, or nil when the dialog has no message i; i must not
+// be below m.off.
+func (m messages) at(i int) *dialog.Message {
+	if i < 0 || i >= m.len() {
+		return nil
+	}
+	return m.ms[i-m.off]
 }
 
 // keeper is the dialog the replies of the working copy n are kept in: the
