@@ -14,7 +14,12 @@ type treeOptions struct {
 	format *enumValue
 	dialog string
 	depth  int
+	flat   bool
 }
+
+// deepJSON is how many levels of forks the nested -o json form takes
+// before lllm tree suggests --flat: jq 1.6 reads no deeper than 83.
+const deepJSON = 80
 
 func newTreeCmd(opts *options) *cobra.Command {
 	formats := make([]string, len(inspect.Formats))
@@ -46,7 +51,12 @@ not kept (it did not parse, or its model call failed) is a failed attempt.
   json     {"run_id", "dir", "dialogs"}: the same tree as nested objects,
            with full ids, the tokens and dollars of each dialog's own
            messages ("cost"), its model calls ("model_calls", "call_errors",
-           "call_cost") and "failed"/"fail_reason"
+           "call_cost") and "failed"/"fail_reason"; with --flat the
+           dialogs are a flat list instead, one a line, parents first,
+           each with its "parent" in the list (none for the ones it starts from)
+           and no "children": a chain of forks of any length nests no
+           deeper than one dialog (jq 1.6 reads no more than 83 nested
+           forks, and the nested form grows with the square of the depth)
   dot      a Graphviz digraph: a box per dialog, an edge per fork labelled
            with its split; failed attempts dashed red (lllm tree RUN -o dot
            | dot -Tsvg > tree.svg)
@@ -67,7 +77,7 @@ or suffix of one, or "latest".`,
   lllm tree 4c2769 --dialog a1b2c3d4 --depth 2
 
   # As JSON, for scripts: the failed attempts
-  lllm tree latest --format json | jq '.. | objects | select(.failed?) | .id'
+  lllm tree latest -o json --flat | jq -r '.dialogs[] | select(.failed) | .id'
 
   # As a picture, with Graphviz
   lllm tree latest -o dot | dot -Tsvg > tree.svg
@@ -77,12 +87,16 @@ or suffix of one, or "latest".`,
 		Args:              runArgs("", 0),
 		ValidArgsFunction: completeRuns(opts, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.flat && o.format.value != string(inspect.FormatJSON) {
+				return usageErrorf(cmd, "--flat lists the dialogs of the JSON form: add -o json")
+			}
 			return runTree(cmd, o, args[0])
 		},
 	}
 	addFormatFlag(cmd, "format", o.format)
 	cmd.Flags().StringVar(&o.dialog, "dialog", "", "print only the subtree of this dialog (a full id, a unique prefix, or OWNER/ALIAS)")
 	cmd.Flags().IntVar(&o.depth, "depth", -1, "print at most `N` levels of forks below the start (negative: all)")
+	cmd.Flags().BoolVar(&o.flat, "flat", false, "with -o json: list the dialogs flat, one a line, each with its \"parent\"")
 	_ = cmd.RegisterFlagCompletionFunc("dialog", completeDialogFlag(opts))
 	return cmd
 }
@@ -113,8 +127,20 @@ func runTree(cmd *cobra.Command, o *treeOptions, ref string) error {
 		return nil
 	}
 	out := newOutput(cmd)
-	if err := inspect.Render(out, tree, format, sel); err != nil {
-		return err
+	switch {
+	case o.flat:
+		if err := inspect.WriteFlatJSON(out, tree, sel); err != nil {
+			return err
+		}
+	default:
+		if format == inspect.FormatJSON {
+			if h := sel.Height(tree); h > deepJSON {
+				fmt.Fprintf(cmd.ErrOrStderr(), "lllm: this tree nests %d forks deep, deeper than jq 1.6 and some other JSON readers read: --flat lists its dialogs one a line\n", h)
+			}
+		}
+		if err := inspect.Render(out, tree, format, sel); err != nil {
+			return err
+		}
 	}
 	return out.flush()
 }
