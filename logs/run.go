@@ -243,9 +243,12 @@ func Open(root, ref string) (*Run, error) {
 	return run, nil
 }
 
+// ErrNoRun is Open's error for an empty run reference.
+var ErrNoRun = errors.New("logs: no run given: pass a run id, a run directory or \"latest\"")
+
 func resolve(root, ref string) (string, error) {
 	if ref == "" {
-		return "", errors.New("logs: no run given: pass a run id, a run directory or \"latest\"")
+		return "", ErrNoRun
 	}
 	if st, err := os.Stat(filepath.Join(ref, EventsFile)); err == nil && st.Mode().IsRegular() {
 		return filepath.Clean(ref), nil

@@ -73,7 +73,10 @@ or not they differ: read "identical" in the text output, or
 			if len(args) != 2 {
 				return usageErrorf(cmd, "diff takes two runs, RUN_A and RUN_B, got %d arguments", len(args))
 			}
-			return nil
+			if err := runGiven(cmd, args[0], "A"); err != nil {
+				return err
+			}
+			return runGiven(cmd, args[1], "B")
 		},
 		ValidArgsFunction: completeRuns(opts, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -174,6 +174,11 @@ func runExport(cmd *cobra.Command, o *exportOptions, args []string) error {
 	case len(o.where) > 0 && o.sweepDir == "":
 		return usageErrorf(cmd, "--where filters the samples of a sweep by their scores: add --sweep DIR")
 	}
+	for _, ref := range args {
+		if err := runGiven(cmd, ref, ""); err != nil {
+			return err
+		}
+	}
 	var patterns []export.Pattern
 	for _, s := range o.dialogs {
 		p, err := export.ParsePattern(s)

@@ -313,8 +313,21 @@ func runArgs(extra string, maxExtra int) cobra.PositionalArgs {
 			}
 			return usageErrorf(cmd, "%s takes a RUN and at most one %s, got %d arguments", cmd.Name(), extra, len(args))
 		}
+		return runGiven(cmd, args[0], "")
+	}
+}
+
+// runGiven refuses an empty RUN argument ("") as a usage mistake, with the
+// error logs.Open would return for it; which, when set, names the run in
+// the message as 'lllm diff' does ("A", "B").
+func runGiven(cmd *cobra.Command, ref, which string) error {
+	if ref != "" {
 		return nil
 	}
+	if which != "" {
+		return &usageError{cmd: cmd, err: &sideError{which, logs.ErrNoRun}}
+	}
+	return &usageError{cmd: cmd, err: logs.ErrNoRun}
 }
 
 // noArgs refuses positional arguments.
