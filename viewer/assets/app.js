@@ -103,7 +103,19 @@ let page = null; // the current view; has stop() to end its timers
 
 function route() {
   showError(null);
-  const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
+  let parts;
+  try {
+    parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
+  } catch (err) {
+    // A link cut short or mistyped (a broken %-escape): say so, rather
+    // than leave the page before it showing under the new address.
+    if (page) page.stop();
+    page = null;
+    setCrumbs();
+    document.getElementById('app').replaceChildren();
+    showError(`The address ${location.hash} is not a link of this viewer (${err.message}): "lllm view" above lists the runs.`);
+    return;
+  }
   let next;
   if (parts[0] === 'run' && parts[1]) {
     if (page instanceof RunView && page.runId === parts[1]) {
@@ -585,7 +597,8 @@ function renderMessage(item, runId) {
     return li;
   }
   const m = item.message || {};
-  li.classList.add(`role-${m.role}`);
+  // The role is the log's text, any string: an attribute takes it as it is.
+  if (m.role) li.dataset.role = m.role;
   if (item.inherited) li.classList.add('inherited');
   const head = el('div', { class: 'msg-head' },
     el('span', { class: 'idx mono', text: `#${item.index}` }),
