@@ -27,7 +27,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
+	"github.com/lllm-go/lllm/internal/jsontext"
 	"github.com/lllm-go/lllm/logs"
 )
 
@@ -192,6 +194,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	if err != nil {
 		status = http.StatusInternalServerError
 		data = []byte(`{"error":"encoding the response failed"}`)
+	}
+	// The raw JSON of a log (a message, a task) passes on what bytes it
+	// holds: those that are not UTF-8 become U+FFFD, as the CLI writes them.
+	if !utf8.Valid(data) {
+		data = []byte(jsontext.ValidUTF8(string(data)))
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
