@@ -1009,7 +1009,20 @@ func (a *Agent) callTool(ctx context.Context, f *dialog.Function, fc dialog.Func
 			}
 		}
 	}
-	return failedCall(fc, fmt.Sprintf("tool %s did not return within the tool timeout of %v (tool_timeout)", fc.Name, timeout))
+	return failedCall(fc, fmt.Sprintf("%s%v (tool_timeout)", toolTimeoutText(fc.Name), timeout))
+}
+
+// toolTimeoutText begins the error of a call to the tool name that the
+// tool timeout ended.
+func toolTimeoutText(name string) string {
+	return "tool " + name + " did not return within the tool timeout of "
+}
+
+// timedOut reports whether done was answered by the tool timeout, not by
+// its tool: told by its text, so that a replay, which serves the recorded
+// text, decides alike.
+func timedOut(done dialog.FunctionCall) bool {
+	return done.Error != "" && strings.HasPrefix(done.Error, toolTimeoutText(done.Name))
 }
 
 // failedCall is fc answered with the error msg, as dialog.Function.Call
@@ -1024,8 +1037,8 @@ func failedCall(fc dialog.FunctionCall, msg string) dialog.FunctionCall {
 // prompt rendered with the result) appended to work. run reports whether
 // it ran a tool. When seen is not nil, it maps a call's name and arguments
 // to the result the model got for it: the result of a call that ran is
-// kept there, and an identical later call is answered by quoting it,
-// without run, and recorded as repeated.
+// kept there (unless the tool timeout ended it), and an identical later
+// call is answered by quoting it, without run, and recorded as repeated.
 func (a *Agent) answerCalls(work *dialog.Dialog, reply *dialog.Message, lim Limits, seen map[string]string, run func(dialog.FunctionCall) (done dialog.FunctionCall, ran bool), s *CallSession) error {
 	interrupt := work.TopPrompt().InterruptPrompt()
 	for _, fc := range reply.FunctionCalls {
@@ -1053,8 +1066,10 @@ func (a *Agent) answerCalls(work *dialog.Dialog, reply *dialog.Message, lim Limi
 		if !repeated {
 			done.Result, done.Error = cutOutput(done.Result, lim.MaxToolOutput), cutOutput(done.Error, lim.MaxToolOutput)
 		}
-		if ran && seen != nil {
-			seen[key] = done.Result // as answered: a repeat quotes what the model got
+		if ran && seen != nil && !timedOut(done) {
+			// As answered: a repeat quotes what the model got. A call the
+			// tool timeout ended may run again.
+			seen[key] = done.Result
 		}
 		rec := &logs.ToolCall{Agent: a.Name, CallID: fc.ID, Name: fc.Name, Arguments: fc.Arguments,
 			Result: done.Result, Error: done.Error, Repeated: repeated,
