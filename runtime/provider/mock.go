@@ -65,6 +65,9 @@ type MockConfig struct {
 type MockReply struct {
 	Text      string         `json:"text,omitempty" yaml:"text,omitempty"`
 	ToolCalls []MockToolCall `json:"tool_calls,omitempty" yaml:"tool_calls,omitempty"`
+	// Reasoning is the reasoning the reply comes with (Message.Reasoning,
+	// one unsigned block), counted in its output and reasoning tokens.
+	Reasoning string `json:"reasoning,omitempty" yaml:"reasoning,omitempty"`
 	// Error, when set, fails the call the way the provider would:
 	// "rate_limit" (HTTP 429), "server" (500), "overloaded" (529),
 	// "context_length" (400, context_length_exceeded), "auth" (401),
@@ -212,8 +215,8 @@ func (c MockConfig) compile() (rules []mockRule, errs []error) {
 // check returns the problems of r, at paths within it.
 func (r MockReply) check() []MockProblem {
 	var out []MockProblem
-	if r.Error != "" && (r.Text != "" || len(r.ToolCalls) > 0) {
-		out = append(out, MockProblem{[]string{"error"}, fmt.Sprintf("%q with text or tool_calls: a reply is one or the other", r.Error)})
+	if r.Error != "" && (r.Text != "" || len(r.ToolCalls) > 0 || r.Reasoning != "") {
+		out = append(out, MockProblem{[]string{"error"}, fmt.Sprintf("%q with text, tool_calls or reasoning: a reply is one or the other", r.Error)})
 	} else if r.Error != "" {
 		if _, ok := mockErrors[r.Error]; !ok {
 			names := slices.Sorted(maps.Keys(mockErrors))
@@ -502,8 +505,9 @@ func (m *Mock) hash(messages []llms.MessageContent, opts llms.CallOptions) uint6
 
 // response builds the langchaingo response for reply.
 func (m *Mock) response(reply MockReply, messages []llms.MessageContent) *llms.ContentResponse {
-	choice := &llms.ContentChoice{Content: reply.Text, StopReason: "stop"}
-	out := m.tokens(reply.Text)
+	choice := &llms.ContentChoice{Content: reply.Text, ReasoningContent: reply.Reasoning, StopReason: "stop"}
+	reasoning := m.tokens(reply.Reasoning)
+	out := m.tokens(reply.Text) + reasoning
 	// Ids go on from the calls already in the conversation, so that each
 	// is unique in it, as a provider's are.
 	earlier := 0
@@ -559,6 +563,9 @@ func (m *Mock) response(reply MockReply, messages []llms.MessageContent) *llms.C
 		"PromptTokens":     in,
 		"CompletionTokens": out,
 		"TotalTokens":      in + out,
+	}
+	if reasoning > 0 {
+		choice.GenerationInfo["ReasoningTokens"] = reasoning
 	}
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}
 }
