@@ -610,6 +610,11 @@ function renderMessage(item, runId) {
     item.inherited ? el('a', { class: 'inherited-from', href: `#/run/${enc(runId)}/dialog/${enc(item.dialog)}`, title: 'a message this fork started with', text: `from ${short(item.dialog)}` }) : null,
     el('span', { class: 'muted', title: `record ${item.seq}`, text: fmtTime(item.ts) }));
   li.append(head);
+  // The model's reasoning before its reply, folded: it can be long.
+  const thoughts = (m.reasoning || []).map(r => r.text || (r.redacted ? '[redacted by the provider]' : '')).filter(Boolean);
+  if (thoughts.length) {
+    li.append(el('details', { class: 'reasoning' }, el('summary', { text: 'reasoning' }), el('pre', { text: thoughts.join('\n\n') })));
+  }
   if (m.content) li.append(el('div', { class: 'content', text: m.content }));
   for (const p of m.parts || []) {
     if (p.type === 'image' && p.image) {
