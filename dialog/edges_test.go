@@ -690,7 +690,7 @@ func TestEdgeMessageJSONEveryField(t *testing.T) {
 		Role: RoleAssistant, Content: "héllo <b>&</b> \u2028 {x}", Name: "coder/1", Agent: "critic", Modality: ModalityImage,
 		Parts:         []Part{{Type: PartImage, Text: "cap", Image: &Image{MIME: "image/png", Data: pngBytes(), URL: "https://example.invalid/x.png"}}},
 		FunctionCalls: []FunctionCall{{ID: "call_1", Name: "add", Arguments: json.RawMessage(`{"a":1,"s":"\u00e9"}`), Result: "3", Error: "none"}},
-		Reasoning:     []Reasoning{{Text: "first \u00e9", Signature: "sig==", Redacted: "EmwK"}},
+		Reasoning:     []Reasoning{{Text: "first \u00e9", Signature: "sig==", Redacted: "EmwK", Call: "call_1"}},
 		ToolCallID:    "call_0",
 		Parsed:        json.RawMessage(`{"raw":"x","xml_tags":{"a":["1"]}}`),
 		Usage:         Usage{InputTokens: 100, CachedInputTokens: 20, CacheWriteTokens: 5, OutputTokens: 30, ReasoningTokens: 10},

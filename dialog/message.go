@@ -80,7 +80,8 @@ type FunctionCall struct {
 // Reasoning is one block of the reasoning a model did before it replied, as
 // its provider returned it. A block with a Signature or Redacted goes back to
 // the provider that made it, verbatim, in the requests that follow: Anthropic
-// requires the thinking blocks of a tool round.
+// requires the thinking blocks of a tool round, Gemini 3 the thought
+// signatures of its function calls.
 type Reasoning struct {
 	Text string `json:"text,omitempty"`
 	// Signature is the provider's seal on Text (Anthropic's thinking
@@ -89,6 +90,10 @@ type Reasoning struct {
 	// Redacted is reasoning the provider returned encrypted (Anthropic's
 	// redacted_thinking data).
 	Redacted string `json:"redacted,omitempty"`
+	// Call is the id of the message's tool call the block was given with:
+	// Gemini puts its thought signatures on a reply's parts, a call's
+	// (Call set) or its text.
+	Call string `json:"call,omitempty"`
 }
 
 // TokenLogprob is the log probability of one generated token.

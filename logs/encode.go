@@ -334,6 +334,10 @@ func appendReasoning(b []byte, r *dialog.Reasoning) []byte {
 		b = append(b, `,"redacted":`...)
 		b = jsontext.AppendString(b, r.Redacted)
 	}
+	if r.Call != "" {
+		b = append(b, `,"call":`...)
+		b = jsontext.AppendString(b, r.Call)
+	}
 	return closeObject(b, start)
 }
 

@@ -72,3 +72,52 @@ global:
 		t.Errorf("the replay sent %d requests to the server", len(srv.Requests())-sent)
 	}
 }
+
+// A react run on Gemini 3: the thought signature of its tool round goes
+// back on the call (the fake refuses the round without it, as Gemini 3
+// does), the log keeps it, and the run replays exactly.
+func TestRoundTripGeminiThoughtSignature(t *testing.T) {
+	srv := providertest.NewGeminiServer(t,
+		providertest.Reply{Thinking: []providertest.Thinking{{Text: "the product"}},
+			ToolCalls: []providertest.ToolCall{{Name: "calculator", Arguments: `{"expression":"6*7"}`}},
+			Usage:     providertest.Usage{Input: 120, Output: 60}},
+		providertest.Reply{Text: "<answer>42</answer>", Usage: providertest.Usage{Input: 200, Output: 30}})
+	t.Setenv("GOOGLE_API_KEY", "test-key")
+	y := fmt.Sprintf(`tactic_type: react
+params: {max_steps: 3, tools: [calculator]}
+agent_configs:
+  - {name: agent, system_prompt: You use tools for arithmetic.}
+global:
+  model_name: googleai/gemini-3-pro-preview
+  base_url: %s
+`, srv.BaseURL())
+	cfg, err := config.Parse("gemini3.yaml", []byte(y), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, run := rtRecord(t, cfg, "What is 6*7?")
+	if res.Totals.ModelCalls != 2 || res.Totals.ToolCalls != 1 {
+		t.Fatalf("totals %+v, want 2 model calls and a tool call", res.Totals)
+	}
+	f, _, err := run.Forest(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var signed []dialog.Reasoning
+	for _, id := range f.IDs() {
+		for _, m := range f.Dialog(id).Messages() {
+			if m.IsFunctionCall() {
+				signed = append(signed, m.Reasoning...)
+			}
+		}
+	}
+	if len(signed) == 0 || signed[0].Signature != providertest.Signature("the product") || signed[0].Call == "" {
+		t.Fatalf("the tool call turn's reasoning rebuilt from the log: %+v", signed)
+	}
+	sent := len(srv.Requests())
+	_, rep := rtReplay(t, run)
+	rtAssertExact(t, run, res, rep)
+	if len(srv.Requests()) != sent {
+		t.Errorf("the replay sent %d requests to the server", len(srv.Requests())-sent)
+	}
+}

@@ -82,7 +82,11 @@ type AdapterConfig struct {
 //     from the last response of a reply Gemini sends in parts (Google's
 //     client keeps the first one's), with thoughtsTokenCount (which it
 //     drops) counted as reasoning and output tokens; a 400 saying the API
-//     key is not valid is an ErrAuth.
+//     key is not valid is an ErrAuth. Gemini 3's thought signatures, on a
+//     reply's function calls and text, which the client drops, are read on
+//     the wire into Message.Reasoning and go back on their parts, as
+//     Gemini 3 requires for the calls of the current turn; the results of
+//     a turn's parallel calls go in one content, as Gemini requires.
 //   - bedrock: the body of an Anthropic model gets anthropic's edits, made
 //     before the AWS SDK signs it; other model families are sent as
 //     langchaingo builds them. A reply that stopped at max_tokens keeps
@@ -263,6 +267,14 @@ func (a *Adapter) fromWire(out *Response, w wireReply, model string) {
 	if w.reasoning != nil {
 		// With the signatures and redacted blocks the client loses.
 		out.Message.Reasoning = w.reasoning
+	}
+	for i, sig := range w.callSignatures {
+		if sig != "" && i < len(out.Message.FunctionCalls) {
+			out.Message.Reasoning = append(out.Message.Reasoning, dialog.Reasoning{Signature: sig, Call: out.Message.FunctionCalls[i].ID})
+		}
+	}
+	if w.textSignature != "" {
+		out.Message.Reasoning = append(out.Message.Reasoning, dialog.Reasoning{Signature: w.textSignature})
 	}
 	if w.refusal != "" {
 		out.FinishReason = "refusal"
@@ -502,8 +514,13 @@ func (a *Adapter) messages(in []*dialog.Message) ([]llms.MessageContent, []think
 			out = append(out, llms.MessageContent{Role: llms.ChatMessageTypeHuman, Parts: parts})
 		case dialog.RoleAssistant, dialog.RoleToolCall:
 			if a.returnable(m) {
-				// System messages go to the request's "system".
-				back = append(back, thinkingBack{at: len(out) - systems, blocks: m.Reasoning})
+				// System messages go to the request's "system"
+				// (systemInstruction).
+				b := thinkingBack{at: len(out) - systems, blocks: m.Reasoning}
+				if a.d.wire == wireGoogle {
+					b.parts = geminiParts(m)
+				}
+				back = append(back, b)
 			}
 			if len(m.FunctionCalls) == 0 {
 				out = append(out, text(llms.ChatMessageTypeAI, m.Text()))
@@ -700,16 +717,28 @@ func (a *Adapter) appendToolResults(out []llms.MessageContent, m *dialog.Message
 		if name := callNames[r.id]; name != "" {
 			r.name = name
 		}
-		out = append(out, llms.MessageContent{
-			Role: llms.ChatMessageTypeTool,
-			Parts: []llms.ContentPart{llms.ToolCallResponse{
-				ToolCallID: r.id,
-				Name:       r.name,
-				Content:    r.text,
-			}},
-		})
+		part := llms.ToolCallResponse{ToolCallID: r.id, Name: r.name, Content: r.text}
+		if n := len(out); a.d.wire == wireGoogle && n > 0 && toolResponses(out[n-1]) {
+			// Gemini takes the responses to a turn's calls in one content.
+			out[n-1].Parts = append(out[n-1].Parts, part)
+			continue
+		}
+		out = append(out, llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{part}})
 	}
 	return out
+}
+
+// toolResponses reports whether mc holds tool results alone.
+func toolResponses(mc llms.MessageContent) bool {
+	if mc.Role != llms.ChatMessageTypeTool || len(mc.Parts) == 0 {
+		return false
+	}
+	for _, p := range mc.Parts {
+		if _, ok := p.(llms.ToolCallResponse); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // reply converts langchaingo's response to ours.

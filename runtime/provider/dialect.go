@@ -21,7 +21,8 @@ type dialect struct {
 	// Gemini sends each call whole).
 	streamTools bool
 	// thinking: the reasoning of earlier replies goes back with the
-	// messages, as Anthropic's thinking blocks (see thinking.go).
+	// messages, as Anthropic's thinking blocks or Gemini's thought
+	// signatures (see thinking.go).
 	thinking bool
 	format   formatStyle
 	wire     wireStyle
@@ -59,7 +60,7 @@ func dialectFor(provider string) dialect {
 	case "anthropic":
 		return dialect{binaryImages: true, splitAssistant: true, streamTools: true, thinking: true, wire: wireAnthropic}
 	case "googleai":
-		return dialect{binaryImages: true, mapSchemas: true, streamTools: true, format: formatMIME, wire: wireGoogle}
+		return dialect{binaryImages: true, mapSchemas: true, streamTools: true, thinking: true, format: formatMIME, wire: wireGoogle}
 	case "ollama":
 		return dialect{binaryImages: true, noTools: true, singleText: true, streamTools: true, format: formatJSONMode, wire: wireOllama}
 	case "bedrock":

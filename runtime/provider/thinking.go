@@ -1,12 +1,16 @@
 package provider
 
-// Anthropic's extended thinking, which langchaingo's anthropic client
-// half-supports: it drops a streamed block's signature, fails on a
-// redacted_thinking block, and cannot send thinking blocks back, which the
-// API requires within a tool round ("a final assistant message must start
-// with a thinking block"). The transport reads a reply's blocks on the wire
-// (handing the client a redacted block as an empty thinking one) and puts
-// the blocks of earlier replies back into the request body.
+// Reasoning that goes back to the provider that made it, which langchaingo's
+// clients cannot send. Anthropic's extended thinking: its client drops a
+// streamed block's signature, fails on a redacted_thinking block, and
+// cannot send thinking blocks back, which the API requires within a tool
+// round ("a final assistant message must start with a thinking block"): the
+// transport reads a reply's blocks on the wire (handing the client a
+// redacted block as an empty thinking one) and puts the blocks of earlier
+// replies back into the request body. Gemini 3's thought signatures, on a
+// reply's function call and text parts, which Google's client drops and
+// Gemini requires back on the calls of the current turn: the transport
+// reads them (usageTap) and puts them back on their parts.
 
 import (
 	"bufio"
@@ -14,17 +18,46 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/lllm-go/lllm/dialog"
 )
 
-// thinkingBack is the reasoning of one assistant message going back to
-// Anthropic: a message of its own, inserted into the request's "messages"
-// at wire index at, which the API joins to the assistant turn after it.
+// thinkingBack is the reasoning of one assistant message going back, the
+// message at index at of the request's "messages" (Anthropic: the blocks
+// go in a message of their own inserted there, which the API joins to the
+// assistant turn after it) or "contents" (Gemini: each block's signature
+// goes on the part of the content that parts names, -1 for none).
 type thinkingBack struct {
 	at     int
 	blocks []dialog.Reasoning
+	parts  []int
+}
+
+// geminiParts is, for each reasoning block of m, the part of m's content on
+// Gemini's wire that its signature belongs to: its call's (after the text
+// part, when m has text), or the text part; -1 for none.
+func geminiParts(m *dialog.Message) []int {
+	text := m.Text() != "" || len(m.FunctionCalls) == 0 // a part of its own
+	first := 0
+	if text {
+		first = 1
+	}
+	parts := make([]int, len(m.Reasoning))
+	for i, r := range m.Reasoning {
+		parts[i] = -1
+		switch {
+		case r.Signature == "":
+		case r.Call == "" && text:
+			parts[i] = 0
+		case r.Call != "":
+			if k := slices.IndexFunc(m.FunctionCalls, func(fc dialog.FunctionCall) bool { return fc.ID == r.Call }); k >= 0 {
+				parts[i] = first + k
+			}
+		}
+	}
+	return parts
 }
 
 // returnable reports whether m's reasoning goes back to this adapter's
@@ -50,10 +83,70 @@ type anthropicBlock struct {
 	Data      string `json:"data,omitempty"`
 }
 
-// insertThinking returns body, an Anthropic messages request, with the
-// messages of back inserted. Only the sealed blocks go: the API rejects a
-// thinking block without its signature.
+// insertThinking returns body with the reasoning of back put back, as
+// Gemini's signatures (back's parts set) or Anthropic's blocks.
 func insertThinking(body []byte, back []thinkingBack) ([]byte, error) {
+	if back[0].parts != nil {
+		return signGeminiParts(body, back)
+	}
+	return insertAnthropicThinking(body, back)
+}
+
+// signGeminiParts returns body, a Gemini generateContent request, with each
+// signature of back on its part.
+func signGeminiParts(body []byte, back []thinkingBack) ([]byte, error) {
+	var r struct {
+		Contents []json.RawMessage `json:"contents"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, err
+	}
+	for _, b := range back {
+		if b.at >= len(r.Contents) {
+			return nil, errors.New("thought signatures past the request's contents")
+		}
+		var c struct {
+			Parts []json.RawMessage `json:"parts"`
+		}
+		if err := json.Unmarshal(r.Contents[b.at], &c); err != nil {
+			return nil, err
+		}
+		signed := false
+		for i, p := range b.parts {
+			if p < 0 || p >= len(c.Parts) {
+				continue
+			}
+			sig, err := json.Marshal(b.blocks[i].Signature)
+			if err != nil {
+				return nil, err
+			}
+			if c.Parts[p], err = editJSON(c.Parts[p], []edit{{path: []string{"thoughtSignature"}, value: sig}}); err != nil {
+				return nil, err
+			}
+			signed = true
+		}
+		if !signed {
+			continue
+		}
+		parts, err := json.Marshal(c.Parts)
+		if err != nil {
+			return nil, err
+		}
+		if r.Contents[b.at], err = editJSON(r.Contents[b.at], []edit{{path: []string{"parts"}, value: parts}}); err != nil {
+			return nil, err
+		}
+	}
+	contents, err := json.Marshal(r.Contents)
+	if err != nil {
+		return nil, err
+	}
+	return editJSON(body, []edit{{path: []string{"contents"}, value: contents}})
+}
+
+// insertAnthropicThinking returns body, an Anthropic messages request, with
+// the messages of back inserted. Only the sealed blocks go: the API rejects
+// a thinking block without its signature.
+func insertAnthropicThinking(body []byte, back []thinkingBack) ([]byte, error) {
 	var r struct {
 		Messages []json.RawMessage `json:"messages"`
 	}

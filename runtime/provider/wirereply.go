@@ -10,6 +10,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -31,6 +32,11 @@ type wireReply struct {
 	// anthropic: the reply's thinking blocks, with the signatures a
 	// stream's client drops and the redacted blocks it cannot read.
 	reasoning []dialog.Reasoning
+	// googleai: the thought signatures of the reply's function calls
+	// (each call's, "" for none) and of its text, which Google's client
+	// drops.
+	callSignatures []string
+	textSignature  string
 	// openai: the tool calls of a stream, assembled by index, which
 	// langchaingo mixes up when there are several (it appends every
 	// argument fragment to the last call).
@@ -91,6 +97,14 @@ func (u *usageTap) note() {
 		UsageMetadata *struct {
 			PromptTokenCount, CachedContentTokenCount, CandidatesTokenCount, ThoughtsTokenCount int
 		} `json:"usageMetadata"`
+		Candidates []struct {
+			Content struct {
+				Parts []struct {
+					FunctionCall     json.RawMessage `json:"functionCall"`
+					ThoughtSignature string          `json:"thoughtSignature"`
+				} `json:"parts"`
+			} `json:"content"`
+		} `json:"candidates"`
 	}
 	body := bytes.TrimSpace(u.buf.Bytes())
 	var resps []meta
@@ -110,6 +124,25 @@ func (u *usageTap) note() {
 		if json.Unmarshal(body, &m) == nil {
 			resps = append(resps, m)
 		}
+	}
+	// Thought signatures (Gemini 3): each call's, and a text part's.
+	var calls []string
+	text := ""
+	for _, r := range resps {
+		if len(r.Candidates) == 0 {
+			continue
+		}
+		for _, p := range r.Candidates[0].Content.Parts {
+			switch {
+			case len(p.FunctionCall) > 0:
+				calls = append(calls, p.ThoughtSignature)
+			case p.ThoughtSignature != "":
+				text = p.ThoughtSignature
+			}
+		}
+	}
+	if text != "" || slices.ContainsFunc(calls, func(s string) bool { return s != "" }) {
+		u.st.setWire(func(w *wireReply) { w.callSignatures, w.textSignature = calls, text })
 	}
 	for i := len(resps) - 1; i >= 0; i-- {
 		if m := resps[i].UsageMetadata; m != nil {

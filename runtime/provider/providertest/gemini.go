@@ -19,7 +19,11 @@ import (
 //
 // A reply becomes one candidate: a text part (if there is text), then a
 // functionCall part per tool call, with args as a JSON object (Gemini
-// gives calls no id unless ToolCall.ID is set). Usage becomes
+// gives calls no id unless ToolCall.ID is set); with Thinking, the first
+// call carries a thoughtSignature ([Signature] of the first block's text),
+// as Gemini 3 gives them. For a gemini-3 model the server refuses, as
+// Gemini 3 does, a current turn whose first function call lost its
+// signature. Usage becomes
 // usageMetadata: promptTokenCount is Input (Cached among them, as
 // cachedContentTokenCount), candidatesTokenCount is Output less
 // Reasoning, thoughtsTokenCount is Reasoning. streamGenerateContent
@@ -131,6 +135,44 @@ func geminiCheck(r *http.Request, body []byte) (Reply, bool) {
 		}
 		prevCalls = calls
 	}
+	if m := geminiPath.FindStringSubmatch(r.URL.Path); m != nil && strings.HasPrefix(m[1], "gemini-3") {
+		return geminiSignatures(contents)
+	}
+	return Reply{}, false
+}
+
+// geminiSignatures refuses, as Gemini 3 does, a request whose current turn
+// (the contents after the last user text) has a function call turn whose
+// first call has lost its thought signature, or carries one the server did
+// not make.
+func geminiSignatures(contents []map[string]any) (Reply, bool) {
+	current := 0
+	for i, c := range contents {
+		if c["role"] == "user" {
+			for _, p := range objects(c["parts"]) {
+				if _, ok := p["text"]; ok {
+					current = i + 1
+				}
+			}
+		}
+	}
+	for i, c := range contents[current:] {
+		for _, p := range objects(c["parts"]) {
+			fc, ok := p["functionCall"].(map[string]any)
+			if !ok {
+				continue
+			}
+			switch sig, _ := p["thoughtSignature"].(string); {
+			case sig == "":
+				return geminiInvalid(fmt.Sprintf("Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, "+
+					"and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:%v`, position %d. "+
+					"Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.", fc["name"], current+i+1))
+			case !strings.HasPrefix(sig, "sig-"):
+				return geminiInvalid("Corrupted thought signature.")
+			}
+			break // only a turn's first call carries one
+		}
+	}
 	return Reply{}, false
 }
 
@@ -209,12 +251,16 @@ func (geminiProtocol) write(w http.ResponseWriter, req map[string]any, r Reply) 
 		return c
 	}
 	calls := make([]any, 0, len(r.ToolCalls))
-	for _, tc := range r.ToolCalls {
+	for i, tc := range r.ToolCalls {
 		fc := map[string]any{"name": tc.Name, "args": toolArgs(tc.Arguments)}
 		if tc.ID != "" {
 			fc["id"] = tc.ID
 		}
-		calls = append(calls, map[string]any{"functionCall": fc})
+		part := map[string]any{"functionCall": fc}
+		if i == 0 && len(r.Thinking) > 0 {
+			part["thoughtSignature"] = Signature(r.Thinking[0].Text)
+		}
+		calls = append(calls, part)
 	}
 	final := geminiUsage(r.Usage, max(r.Usage.Output-r.Usage.Reasoning, 0))
 	if r.Usage.Reasoning > 0 {

@@ -31,7 +31,8 @@ type Reply struct {
 	// ToolCalls are the tool calls the reply requests.
 	ToolCalls []ToolCall
 	// Thinking are the reply's reasoning blocks, before its text
-	// (Anthropic only).
+	// (Anthropic); Gemini signs the reply's first call with the first
+	// block's text.
 	Thinking []Thinking
 	// Usage is the reply's token usage.
 	Usage Usage

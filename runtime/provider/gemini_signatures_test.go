@@ -1,0 +1,106 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/runtime/provider/providertest"
+)
+
+// Gemini 3 signs a reply's first function call; the signature, which
+// Google's client drops, is kept on the message (as a reasoning block
+// naming the call) and goes back on that call's part in the next request,
+// which Gemini 3 refuses without it. Streamed or not, with or without text
+// before the calls.
+func TestGeminiThoughtSignatures(t *testing.T) {
+	calls := []providertest.ToolCall{{Name: "get_weather", Arguments: `{"city":"Paris"}`}, {Name: "get_weather", Arguments: `{"city":"Rome"}`}}
+	for _, tc := range []struct {
+		name     string
+		text     string
+		streamed bool
+	}{{"whole", "", false}, {"streamed", "", true}, {"with text", "Let me check.", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := providertest.NewGeminiServer(t,
+				providertest.Reply{Text: tc.text, Thinking: []providertest.Thinking{{Text: "two cities"}}, ToolCalls: calls},
+				providertest.Reply{Text: "Sunny in both."})
+			m := openFake(t, "googleai/gemini-3-pro-preview", srv)
+			var stream func(context.Context, Chunk) error
+			if tc.streamed {
+				stream = func(context.Context, Chunk) error { return nil }
+			}
+			req := &Request{Messages: []*dialog.Message{userMsg("Weather in Paris and Rome?")}, Tools: []*dialog.Function{weatherTool(t)}, Stream: stream}
+			first := generate(t, m, req).Message
+			want := []dialog.Reasoning{{Signature: providertest.Signature("two cities"), Call: first.FunctionCalls[0].ID}}
+			if !reflect.DeepEqual(first.Reasoning, want) {
+				t.Fatalf("reasoning %+v, want %+v", first.Reasoning, want)
+			}
+			msgs := []*dialog.Message{req.Messages[0], &first}
+			for _, fc := range first.FunctionCalls {
+				msgs = append(msgs, &dialog.Message{Role: dialog.RoleTool, Name: fc.Name, ToolCallID: fc.ID, Content: "sunny"})
+			}
+			second := generate(t, m, &Request{Messages: msgs, Tools: req.Tools, Stream: stream}).Message
+			if second.Content != "Sunny in both." {
+				t.Fatalf("second reply %q", second.Content)
+			}
+			parts := providertest.GeminiParts(providertest.GeminiContents(srv.LastRequest().JSON())[1])
+			var sigs []any
+			for _, p := range parts {
+				sigs = append(sigs, p["thoughtSignature"])
+			}
+			wantSigs := []any{providertest.Signature("two cities"), nil}
+			if tc.text != "" {
+				wantSigs = append([]any{nil}, wantSigs...)
+			}
+			if !reflect.DeepEqual(sigs, wantSigs) {
+				t.Errorf("the model turn's parts carry signatures %v, want %v", sigs, wantSigs)
+			}
+		})
+	}
+}
+
+// Without its signature, a Gemini 3 tool round is refused (the fake's
+// check, which makes the test above prove something); a Gemini 2.5 one is
+// not.
+func TestGeminiFakeChecksSignatures(t *testing.T) {
+	call := dialog.FunctionCall{ID: "call_1", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}
+	msgs := []*dialog.Message{userMsg("Weather in Paris?"),
+		{Role: dialog.RoleToolCall, FunctionCalls: []dialog.FunctionCall{call}, Model: "googleai/gemini-3-pro-preview"},
+		{Role: dialog.RoleTool, Name: "get_weather", ToolCallID: "call_1", Content: "sunny"}}
+	srv := providertest.NewGeminiServer(t)
+	e := generateErr(t, context.Background(), openFake(t, "googleai/gemini-3-pro-preview", srv), &Request{Messages: msgs, Tools: []*dialog.Function{weatherTool(t)}})
+	if e.Kind != ErrBadRequest || !strings.Contains(e.Error(), "missing a thought_signature") {
+		t.Errorf("a Gemini 3 tool round without its signature: %v, want a 400", e)
+	}
+	generate(t, openFake(t, "googleai/gemini-2.5-flash", srv), &Request{Messages: msgs, Tools: []*dialog.Function{weatherTool(t)}})
+}
+
+// The results of a turn's parallel calls, one tool message each in the
+// dialog, go to Gemini in one content, as it requires (it refuses a
+// function call turn answered by fewer function responses).
+func TestGeminiParallelResultsInOneContent(t *testing.T) {
+	srv := providertest.NewGeminiServer(t)
+	var calls []dialog.FunctionCall
+	msgs := []*dialog.Message{userMsg("Weather in Paris and Rome?"), nil}
+	for i, city := range []string{"Paris", "Rome"} {
+		id := fmt.Sprintf("call_%d", i+1)
+		calls = append(calls, dialog.FunctionCall{ID: id, Name: "get_weather", Arguments: json.RawMessage(`{"city":"` + city + `"}`)})
+		msgs = append(msgs, &dialog.Message{Role: dialog.RoleTool, Name: "get_weather", ToolCallID: id, Content: "sunny in " + city})
+	}
+	msgs[1] = &dialog.Message{Role: dialog.RoleToolCall, FunctionCalls: calls}
+	generate(t, openFake(t, "googleai/gemini-2.5-flash", srv), &Request{Messages: append(msgs, userMsg("And tomorrow?")), Tools: []*dialog.Function{weatherTool(t)}})
+	contents := providertest.GeminiContents(srv.LastRequest().JSON())
+	if len(contents) != 4 || len(providertest.GeminiParts(contents[2])) != 2 {
+		t.Fatalf("contents %v: want the two responses in the third", contents)
+	}
+	for i, p := range providertest.GeminiParts(contents[2]) {
+		r, _ := p["functionResponse"].(map[string]any)
+		if r["name"] != "get_weather" || !strings.Contains(fmt.Sprint(r["response"]), []string{"Paris", "Rome"}[i]) {
+			t.Errorf("response %d: %v", i, p)
+		}
+	}
+}
