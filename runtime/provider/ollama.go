@@ -181,7 +181,7 @@ func (o *ollamaTap) Close() error {
 }
 
 func (o *ollamaTap) note(line []byte) {
-	o.done = o.done || bytes.Contains(line, []byte(`"done":true`))
+	o.done = o.done || memberStarts(line, `"done"`, "true")
 	if !bytes.Contains(line, []byte(`"tool_calls"`)) {
 		return
 	}

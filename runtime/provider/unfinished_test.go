@@ -101,3 +101,28 @@ func TestUnfinishedStreams(t *testing.T) {
 		}
 	}
 }
+
+// The end of a stream is told however its JSON is spaced, and not from
+// text that only looks like it.
+func TestMemberStarts(t *testing.T) {
+	for line, want := range map[string]bool{
+		`{"done":true}`:                    true,
+		`{"done" : true, "eval_count": 7}`: true,
+		`{"done":false}`:                   false,
+		`{"message":{"content":"\"done\":true"},"done":false}`: false,
+		`{"message":{"content":"done"},"done":  true}`:         true,
+	} {
+		if got := memberStarts([]byte(line), `"done"`, "true"); got != want {
+			t.Errorf("memberStarts(%s) = %v, want %v", line, got, want)
+		}
+	}
+	for data, want := range map[string]bool{
+		`{"choices":[{"delta":{},"finish_reason":"stop"}]}`:            true,
+		`{"choices":[{"delta":{},"finish_reason": "stop"}]}`:           true,
+		`{"choices":[{"delta":{"content":"x"},"finish_reason":null}]}`: false,
+	} {
+		if got := hasFinishReason([]byte(data)); got != want {
+			t.Errorf("hasFinishReason(%s) = %v, want %v", data, got, want)
+		}
+	}
+}

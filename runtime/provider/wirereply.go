@@ -346,12 +346,21 @@ func (st *callState) streamText() (text string, ok, tapped bool) {
 
 // hasFinishReason reports whether the event data holds a finish_reason
 // that is a string, not null.
-func hasFinishReason(data []byte) bool {
-	_, rest, ok := bytes.Cut(data, []byte(`"finish_reason"`))
-	if !ok {
-		return false
+func hasFinishReason(data []byte) bool { return memberStarts(data, `"finish_reason"`, `"`) }
+
+// memberStarts reports whether data, JSON, has a member named key (quoted)
+// whose value starts with prefix, however it is spaced: a look for the
+// end of a stream, not a parse.
+func memberStarts(data []byte, key, prefix string) bool {
+	for {
+		i := bytes.Index(data, []byte(key))
+		if i < 0 {
+			return false
+		}
+		data = data[i+len(key):]
+		rest := bytes.TrimLeft(data, " \t\r\n")
+		if rest, ok := bytes.CutPrefix(rest, []byte(":")); ok && bytes.HasPrefix(bytes.TrimLeft(rest, " \t\r\n"), []byte(prefix)) {
+			return true
+		}
 	}
-	rest = bytes.TrimLeft(rest, " \t")
-	rest, ok = bytes.CutPrefix(rest, []byte(":"))
-	return ok && bytes.HasPrefix(bytes.TrimLeft(rest, " \t"), []byte(`"`))
 }
