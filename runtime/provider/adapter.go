@@ -87,6 +87,10 @@ type AdapterConfig struct {
 //     the wire into Message.Reasoning and go back on their parts, as
 //     Gemini 3 requires for the calls of the current turn; the results of
 //     a turn's parallel calls go in one content, as Gemini requires.
+//     Thought summaries (thinkingConfig.includeThoughts in extra_body),
+//     which the client joins to the text, are the reply's reasoning; a
+//     streamed reply's Stream still gets them with the text, as the client
+//     hands them over alike.
 //   - bedrock: the body of an Anthropic model gets anthropic's edits, made
 //     before the AWS SDK signs it; other model families are sent as
 //     langchaingo builds them. A reply that stopped at max_tokens keeps
@@ -267,6 +271,13 @@ func (a *Adapter) fromWire(out *Response, w wireReply, model string) {
 	if w.reasoning != nil {
 		// With the signatures and redacted blocks the client loses.
 		out.Message.Reasoning = w.reasoning
+	}
+	if w.thoughts != "" {
+		out.Message.Content = w.answer
+		out.Message.Reasoning = append(out.Message.Reasoning, dialog.Reasoning{Text: w.thoughts})
+		if out.Message.Content == "" && len(out.Message.FunctionCalls) > 0 {
+			out.Message.Role = dialog.RoleToolCall
+		}
 	}
 	for i, sig := range w.callSignatures {
 		if sig != "" && i < len(out.Message.FunctionCalls) {

@@ -104,3 +104,20 @@ func TestGeminiParallelResultsInOneContent(t *testing.T) {
 		}
 	}
 }
+
+// Thought summaries (includeThoughts), which Google's client takes for
+// text, are the reply's reasoning, not its text, streamed or not.
+func TestGeminiThoughtSummaries(t *testing.T) {
+	include := Params{ExtraBody: json.RawMessage(`{"generationConfig":{"thinkingConfig":{"includeThoughts":true}}}`)}
+	for _, streamed := range []bool{false, true} {
+		srv := providertest.NewGeminiServer(t, providertest.Reply{Text: "Paris.", Thinking: []providertest.Thinking{{Text: "The capital of France. "}, {Text: "That is Paris."}}})
+		var stream func(context.Context, Chunk) error
+		if streamed {
+			stream = func(context.Context, Chunk) error { return nil }
+		}
+		msg := generate(t, openFake(t, "googleai/gemini-2.5-flash", srv), &Request{Messages: []*dialog.Message{userMsg("Capital of France?")}, Params: include, Stream: stream}).Message
+		if msg.Content != "Paris." || msg.ReasoningText() != "The capital of France. That is Paris." {
+			t.Errorf("streamed %v: reply %q, reasoning %q", streamed, msg.Content, msg.ReasoningText())
+		}
+	}
+}

@@ -34,9 +34,11 @@ type wireReply struct {
 	reasoning []dialog.Reasoning
 	// googleai: the thought signatures of the reply's function calls
 	// (each call's, "" for none) and of its text, which Google's client
-	// drops.
-	callSignatures []string
-	textSignature  string
+	// drops; and, when the reply has thought summaries, their text and the
+	// reply's text without them (the client joins them).
+	callSignatures   []string
+	textSignature    string
+	thoughts, answer string
 	// openai: the tool calls of a stream, assembled by index, which
 	// langchaingo mixes up when there are several (it appends every
 	// argument fragment to the last call).
@@ -100,6 +102,8 @@ func (u *usageTap) note() {
 		Candidates []struct {
 			Content struct {
 				Parts []struct {
+					Text             string          `json:"text"`
+					Thought          bool            `json:"thought"`
 					FunctionCall     json.RawMessage `json:"functionCall"`
 					ThoughtSignature string          `json:"thoughtSignature"`
 				} `json:"parts"`
@@ -125,9 +129,14 @@ func (u *usageTap) note() {
 			resps = append(resps, m)
 		}
 	}
-	// Thought signatures (Gemini 3): each call's, and a text part's.
-	var calls []string
-	text := ""
+	// Thought signatures (Gemini 3): each call's, and a text part's. And
+	// thought summaries (includeThoughts), which the client takes for text.
+	var (
+		calls            []string
+		sig              string
+		thoughts, answer strings.Builder
+		thought          bool
+	)
 	for _, r := range resps {
 		if len(r.Candidates) == 0 {
 			continue
@@ -137,12 +146,23 @@ func (u *usageTap) note() {
 			case len(p.FunctionCall) > 0:
 				calls = append(calls, p.ThoughtSignature)
 			case p.ThoughtSignature != "":
-				text = p.ThoughtSignature
+				sig = p.ThoughtSignature
+			}
+			if p.Thought {
+				thought = true
+				thoughts.WriteString(p.Text)
+			} else {
+				answer.WriteString(p.Text)
 			}
 		}
 	}
-	if text != "" || slices.ContainsFunc(calls, func(s string) bool { return s != "" }) {
-		u.st.setWire(func(w *wireReply) { w.callSignatures, w.textSignature = calls, text })
+	if sig != "" || thought || slices.ContainsFunc(calls, func(s string) bool { return s != "" }) {
+		u.st.setWire(func(w *wireReply) {
+			w.callSignatures, w.textSignature = calls, sig
+			if thought {
+				w.thoughts, w.answer = thoughts.String(), answer.String()
+			}
+		})
 	}
 	for i := len(resps) - 1; i >= 0; i-- {
 		if m := resps[i].UsageMetadata; m != nil {

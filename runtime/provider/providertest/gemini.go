@@ -21,7 +21,9 @@ import (
 // functionCall part per tool call, with args as a JSON object (Gemini
 // gives calls no id unless ToolCall.ID is set); with Thinking, the first
 // call carries a thoughtSignature ([Signature] of the first block's text),
-// as Gemini 3 gives them. For a gemini-3 model the server refuses, as
+// as Gemini 3 gives them, and when the request's
+// generationConfig.thinkingConfig.includeThoughts is true, each block's
+// text comes first as a thought part. For a gemini-3 model the server refuses, as
 // Gemini 3 does, a current turn whose first function call lost its
 // signature. Usage becomes
 // usageMetadata: promptTokenCount is Input (Cached among them, as
@@ -272,8 +274,17 @@ func (geminiProtocol) write(w http.ResponseWriter, req map[string]any, r Reply) 
 			"modelVersion": model, "responseId": "fake-gemini-response"}
 	}
 
+	// Thought summaries, when the request asks for them.
+	var thoughts []any
+	gen, _ := req["generationConfig"].(map[string]any)
+	if tc, _ := gen["thinkingConfig"].(map[string]any); tc["includeThoughts"] == true {
+		for _, th := range r.Thinking {
+			thoughts = append(thoughts, map[string]any{"text": th.Text, "thought": true})
+		}
+	}
+
 	if method == "generateContent" {
-		var parts []any
+		parts := thoughts
 		if r.Text != "" || len(calls) == 0 {
 			parts = append(parts, map[string]any{"text": r.Text})
 		}
@@ -281,9 +292,13 @@ func (geminiProtocol) write(w http.ResponseWriter, req map[string]any, r Reply) 
 		return
 	}
 
-	// streamGenerateContent: the text in pieces, each with the running
-	// usage, then the calls, the finish reason and the whole usage.
+	// streamGenerateContent: the thoughts, then the text in pieces, each
+	// with the running usage, then the calls, the finish reason and the
+	// whole usage.
 	var resps []map[string]any
+	for _, th := range thoughts {
+		resps = append(resps, response([]any{th}, false, geminiUsage(r.Usage, 0)))
+	}
 	texts := pieces(r.Text, 3)
 	for i, p := range texts {
 		if i == len(texts)-1 && len(calls) == 0 {
