@@ -25,6 +25,8 @@ func TestEmptyRunIsUsageError(t *testing.T) {
 		{[]string{"diff", "latest", ""}, "run B: " + msg},
 		{[]string{"export", ""}, msg},
 		{[]string{"export", "latest", ""}, msg},
+		{[]string{"show", "latest", ""}, "the DIALOG_ID given is empty: give one, or leave it out"},
+		{[]string{"show", "latest", " "}, "the DIALOG_ID given is empty: give one, or leave it out"},
 	} {
 		r := lllm(t, append(tt.args, "--log-dir", logDir)...)
 		first, _, _ := strings.Cut(r.stderr, "\n")

@@ -313,7 +313,13 @@ func runArgs(extra string, maxExtra int) cobra.PositionalArgs {
 			}
 			return usageErrorf(cmd, "%s takes a RUN and at most one %s, got %d arguments", cmd.Name(), extra, len(args))
 		}
-		return runGiven(cmd, args[0], "")
+		if err := runGiven(cmd, args[0], ""); err != nil {
+			return err
+		}
+		if len(args) > 1 && strings.TrimSpace(args[1]) == "" {
+			return usageErrorf(cmd, "the %s given is empty: give one, or leave it out", extra)
+		}
+		return nil
 	}
 }
 
