@@ -304,7 +304,7 @@ func (t *thinkingTap) flush() {
 func (t *thinkingTap) note(line []byte) []byte {
 	data, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data:"))
 	// An error event ends a stream too.
-	t.stopped = t.stopped || ok && (bytes.Contains(data, []byte(`"message_stop"`)) || bytes.HasPrefix(bytes.TrimSpace(data), []byte(`{"type":"error"`)))
+	t.stopped = t.stopped || ok && (bytes.Contains(data, []byte(`"message_stop"`)) || memberStarts(data, `"type"`, `"error"`))
 	if !ok || !bytes.Contains(data, []byte("thinking")) && !bytes.Contains(data, []byte("signature_delta")) {
 		return line
 	}

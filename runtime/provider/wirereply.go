@@ -84,31 +84,53 @@ func (u *usageTap) Read(p []byte) (int, error) {
 	n, err := u.ReadCloser.Read(p)
 	u.buf.Write(p[:n])
 	if err == io.EOF {
-		u.once.Do(u.note)
+		u.once.Do(func() { u.note(true) })
 	}
 	return n, err
 }
 
 func (u *usageTap) Close() error {
-	u.once.Do(u.note)
+	u.once.Do(func() { u.note(false) })
 	return u.ReadCloser.Close()
 }
 
-func (u *usageTap) note() {
+// note notes the usage, thought signatures and thought summaries of the
+// body read. At its
+// end of file (eof), a stream that did not close its array, or had no
+// response with a finishReason (or a blocked prompt's blockReason), ended
+// before its last event.
+func (u *usageTap) note(eof bool) {
+	type candidate struct {
+		FinishReason json.RawMessage `json:"finishReason"`
+		Content      struct {
+			Parts []struct {
+				Text             string          `json:"text"`
+				Thought          bool            `json:"thought"`
+				FunctionCall     json.RawMessage `json:"functionCall"`
+				ThoughtSignature string          `json:"thoughtSignature"`
+			} `json:"parts"`
+		} `json:"content"`
+	}
 	type meta struct {
 		UsageMetadata *struct {
 			PromptTokenCount, CachedContentTokenCount, CandidatesTokenCount, ThoughtsTokenCount int
 		} `json:"usageMetadata"`
-		Candidates []struct {
-			Content struct {
-				Parts []struct {
-					Text             string          `json:"text"`
-					Thought          bool            `json:"thought"`
-					FunctionCall     json.RawMessage `json:"functionCall"`
-					ThoughtSignature string          `json:"thoughtSignature"`
-				} `json:"parts"`
-			} `json:"content"`
-		} `json:"candidates"`
+		Error          json.RawMessage `json:"error"`
+		PromptFeedback *struct {
+			BlockReason json.RawMessage `json:"blockReason"`
+		} `json:"promptFeedback"`
+		Candidates []candidate `json:"candidates"`
+	}
+	// ended reports whether m ends a stream: an error, a blocked prompt,
+	// or a candidate with a finishReason (a usage-only response may
+	// follow).
+	ended := func(m meta) bool {
+		if len(m.Error) > 0 || m.PromptFeedback != nil && len(m.PromptFeedback.BlockReason) > 0 {
+			return true
+		}
+		return slices.ContainsFunc(m.Candidates, func(c candidate) bool {
+			return len(c.FinishReason) > 0 && string(c.FinishReason) != "null"
+		})
 	}
 	body := bytes.TrimSpace(u.buf.Bytes())
 	var resps []meta
@@ -116,12 +138,21 @@ func (u *usageTap) note() {
 		// Element by element: a stream cut short still gives its whole ones.
 		dec := json.NewDecoder(bytes.NewReader(body))
 		_, _ = dec.Token()
+		whole := true
 		for dec.More() {
 			var m meta
 			if dec.Decode(&m) != nil {
+				whole = false
 				break
 			}
 			resps = append(resps, m)
+		}
+		if whole {
+			end, err := dec.Token()
+			whole = err == nil && end == json.Delim(']')
+		}
+		if eof && !(whole && slices.ContainsFunc(resps, ended)) {
+			u.st.unfinished(errNoFinishReason)
 		}
 	} else {
 		var m meta
@@ -177,6 +208,9 @@ func (u *usageTap) note() {
 		}
 	}
 }
+
+// errNoFinishReason is why a Gemini stream is unfinished.
+var errNoFinishReason = errors.New("the stream ended without a finishReason")
 
 // tapReply reads what langchaingo loses of a successful reply. ollama: the
 // tool calls. openai: a refusal, and an error event inside a stream.
