@@ -191,6 +191,11 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 		if a.cfg.Provider == "bedrock" && !bedrockEditable(model) {
 			return nil, a.badRequest(errBedrockExtraBody(model))
 		}
+		if a.cfg.Provider == "bedrock" && len(req.Tools) > 0 && setsThinking(req.Params.ExtraBody) {
+			// Refused at the first call, not at the second, where the
+			// API would refuse the tool round without the thinking.
+			return nil, a.badRequest(errors.New("extended thinking with tools does not work through bedrock: lllm-go cannot send Claude's thinking blocks back in a tool round, as the API requires; use the anthropic provider, or remove thinking from extra_body"))
+		}
 		es, err := extraEdits(req.Params.ExtraBody) // last: they win
 		if err != nil {
 			return nil, a.badRequest(err)
