@@ -549,6 +549,14 @@ func messageText(m *dialog.Message) string {
 		b.WriteString(" (agent " + m.Agent + ")")
 	}
 	b.WriteString("]\n")
+	for _, r := range m.Reasoning { // its text: signatures differ from call to call
+		switch {
+		case r.Text != "":
+			b.WriteString("reasoning: " + r.Text + "\n")
+		case r.Redacted != "":
+			b.WriteString("reasoning: [redacted]\n")
+		}
+	}
 	b.WriteString(m.Text())
 	for _, p := range m.Parts {
 		if p.Type == dialog.PartImage && p.Image != nil {
