@@ -23,22 +23,7 @@ type FlatJSONTree struct {
 // but Children, and Parent. The dialogs are listed depth first, as the
 // text tree shows them: a parent before its forks.
 type FlatJSONNode struct {
-	ID         string      `json:"id"`
-	Owner      string      `json:"owner"`
-	Alias      string      `json:"alias"`
-	ParentID   string      `json:"parent_id"`
-	SplitPoint int         `json:"split_point"`
-	LastN      int         `json:"last_n"`
-	FirstK     int         `json:"first_k"`
-	ParentLen  int         `json:"parent_len"`
-	Depth      int         `json:"depth"`
-	Messages   int         `json:"messages"`
-	Cost       dialog.Cost `json:"cost"`
-	Calls      int         `json:"model_calls"`
-	CallErrors int         `json:"call_errors"`
-	CallCost   dialog.Cost `json:"call_cost"`
-	Failed     bool        `json:"failed"`
-	FailReason string      `json:"fail_reason"`
+	JSONDialog
 	// Parent is the id of the dialog's parent in the list, which comes
 	// before it. It is absent for the dialogs the list starts from: the
 	// roots, or the dialogs of Selection.Start, whose ParentID may name a

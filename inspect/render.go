@@ -209,9 +209,9 @@ type JSONTree struct {
 	Dialogs []*JSONNode `json:"dialogs"`
 }
 
-// JSONNode is one dialog in FormatJSON. Every key is always present;
-// Children is an empty array for a leaf or where the depth stops.
-type JSONNode struct {
+// JSONDialog is what the JSON forms of a tree tell of a dialog. Every key
+// is always present.
+type JSONDialog struct {
 	ID         string      `json:"id"`
 	Owner      string      `json:"owner"`
 	Alias      string      `json:"alias"`
@@ -228,7 +228,24 @@ type JSONNode struct {
 	CallCost   dialog.Cost `json:"call_cost"`
 	Failed     bool        `json:"failed"`
 	FailReason string      `json:"fail_reason"`
-	Children   []*JSONNode `json:"children"`
+}
+
+// jsonDialog is n's JSONDialog.
+func jsonDialog(n *Node) JSONDialog {
+	return JSONDialog{
+		ID: n.ID, Owner: n.Owner, Alias: n.Alias, ParentID: n.ParentID,
+		SplitPoint: n.SplitPoint, LastN: n.LastN, FirstK: n.FirstK, ParentLen: n.ParentLen,
+		Depth: n.Depth, Messages: n.Messages, Cost: n.Cost,
+		Calls: n.Calls, CallErrors: n.CallErrors, CallCost: n.CallCost,
+		Failed: n.Failed, FailReason: n.FailReason,
+	}
+}
+
+// JSONNode is one dialog in FormatJSON, with its forks. Children is an
+// empty array for a leaf or where the depth stops.
+type JSONNode struct {
+	JSONDialog
+	Children []*JSONNode `json:"children"`
 }
 
 // JSON returns the FormatJSON document of the dialogs sel picks.
@@ -236,13 +253,7 @@ func JSON(t *Tree, sel Selection) *JSONTree {
 	doc := &JSONTree{RunID: t.RunID, Dir: t.Dir, Dialogs: []*JSONNode{}}
 	var path []*JSONNode // path[level] is the last node made at that level
 	_ = sel.walk(t, func(n *Node, level int) error {
-		j := &JSONNode{
-			ID: n.ID, Owner: n.Owner, Alias: n.Alias, ParentID: n.ParentID,
-			SplitPoint: n.SplitPoint, LastN: n.LastN, FirstK: n.FirstK, ParentLen: n.ParentLen,
-			Depth: n.Depth, Messages: n.Messages, Cost: n.Cost,
-			Calls: n.Calls, CallErrors: n.CallErrors, CallCost: n.CallCost,
-			Failed: n.Failed, FailReason: n.FailReason, Children: []*JSONNode{},
-		}
+		j := &JSONNode{JSONDialog: jsonDialog(n), Children: []*JSONNode{}}
 		if level == 0 {
 			doc.Dialogs = append(doc.Dialogs, j)
 		} else {

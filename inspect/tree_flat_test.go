@@ -16,13 +16,7 @@ import (
 // FlatJSONNodes.
 func flatten(ns []*inspect.JSONNode, parent string, out []inspect.FlatJSONNode) []inspect.FlatJSONNode {
 	for _, n := range ns {
-		out = append(out, inspect.FlatJSONNode{
-			ID: n.ID, Owner: n.Owner, Alias: n.Alias, ParentID: n.ParentID,
-			SplitPoint: n.SplitPoint, LastN: n.LastN, FirstK: n.FirstK, ParentLen: n.ParentLen,
-			Depth: n.Depth, Messages: n.Messages, Cost: n.Cost,
-			Calls: n.Calls, CallErrors: n.CallErrors, CallCost: n.CallCost,
-			Failed: n.Failed, FailReason: n.FailReason, Parent: parent,
-		})
+		out = append(out, inspect.FlatJSONNode{JSONDialog: n.JSONDialog, Parent: parent})
 		out = flatten(n.Children, n.ID, out)
 	}
 	return out
