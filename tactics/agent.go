@@ -1061,12 +1061,15 @@ func (a *Agent) answerCalls(work *dialog.Dialog, reply *dialog.Message, lim Limi
 		// that the dialog holds what was sent and logged, and a replay,
 		// which serves the logged result, sends the same request. Then
 		// cut it, here only, for the same reason; a repeat quotes a
-		// result already cut.
+		// result already cut, and the tool timeout's short answer is
+		// never cut, so that it is still told apart below (and in a
+		// replay) however small MaxToolOutput is.
 		done.Result, done.Error = jsontext.ValidUTF8(done.Result), jsontext.ValidUTF8(done.Error)
-		if !repeated {
+		timeout := timedOut(done)
+		if !repeated && !timeout {
 			done.Result, done.Error = cutOutput(done.Result, lim.MaxToolOutput), cutOutput(done.Error, lim.MaxToolOutput)
 		}
-		if ran && seen != nil && !timedOut(done) {
+		if ran && seen != nil && !timeout {
 			// As answered: a repeat quotes what the model got. A call the
 			// tool timeout ended may run again.
 			seen[key] = done.Result
