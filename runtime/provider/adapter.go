@@ -95,6 +95,10 @@ type AdapterConfig struct {
 //     before the AWS SDK signs it; other model families are sent as
 //     langchaingo builds them. A reply that stopped at max_tokens keeps
 //     its text and finish reason (langchaingo alone returns an error).
+//     Extended thinking as on anthropic, not streamed (Bedrock does not
+//     stream a request with tools): the reply's blocks are read from the
+//     InvokeModel response, which the client drops, and go back at the
+//     start of their assistant turn (a streamed reply's thinking is lost).
 //     Format is not sent (an agent checks the reply against it). Cost is
 //     looked up by the vendor's model name
 //     ("claude-sonnet-4-5" for "us.anthropic.claude-sonnet-4-5-20250929-v1:0"),
@@ -190,11 +194,6 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 	if len(req.Params.ExtraBody) > 0 {
 		if a.cfg.Provider == "bedrock" && !bedrockEditable(model) {
 			return nil, a.badRequest(errBedrockExtraBody(model))
-		}
-		if a.cfg.Provider == "bedrock" && len(req.Tools) > 0 && setsThinking(req.Params.ExtraBody) {
-			// Refused at the first call, not at the second, where the
-			// API would refuse the tool round without the thinking.
-			return nil, a.badRequest(errors.New("extended thinking with tools does not work through bedrock: lllm-go cannot send Claude's thinking blocks back in a tool round, as the API requires; use the anthropic provider, or remove thinking from extra_body"))
 		}
 		es, err := extraEdits(req.Params.ExtraBody) // last: they win
 		if err != nil {
@@ -531,8 +530,12 @@ func (a *Adapter) messages(in []*dialog.Message) ([]llms.MessageContent, []think
 		case dialog.RoleAssistant, dialog.RoleToolCall:
 			if a.returnable(m) {
 				// System messages go to the request's "system"
-				// (systemInstruction).
+				// (systemInstruction); Bedrock's client joins
+				// messages, see bedrockPlaces.
 				b := thinkingBack{at: len(out) - systems, blocks: m.Reasoning}
+				if a.d.joinsRoles {
+					b.at = len(out)
+				}
 				if a.d.wire == wireGoogle {
 					b.parts = geminiParts(m)
 				}
@@ -556,6 +559,9 @@ func (a *Adapter) messages(in []*dialog.Message) ([]llms.MessageContent, []think
 		default:
 			return nil, nil, fmt.Errorf("message %d: unknown role %q", i, m.Role)
 		}
+	}
+	if a.d.joinsRoles && back != nil {
+		bedrockPlaces(out, back)
 	}
 	return out, back, nil
 }

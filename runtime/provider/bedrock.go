@@ -4,6 +4,7 @@ package provider
 // requests before they are signed and keep its replies whole.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -61,21 +62,28 @@ func openBedrock(_ context.Context, model string, cfg Config) (Model, error) {
 }
 
 // bedrockEdits applies the call's body edits to the JSON body of an
-// InvokeModel request for an Anthropic model, before the SDK signs it.
-// Other model families have other bodies, and are sent as langchaingo
-// builds them.
+// InvokeModel request for an Anthropic model, and puts back the thinking
+// blocks of earlier replies, before the SDK signs it. Other model families
+// have other bodies, and are sent as langchaingo builds them.
 func bedrockEdits(stack *middleware.Stack) error {
 	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("lllmBodyEdits",
 		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 			st := callStateFrom(ctx)
-			if st == nil || len(st.edits) == 0 {
+			if st == nil || len(st.edits) == 0 && len(st.thinking) == 0 {
 				return next.HandleInitialize(ctx, in)
 			}
 			edit := func(model *string, body []byte) ([]byte, error) {
 				if model == nil || !bedrockEditable(*model) {
 					return body, nil
 				}
-				return editJSON(body, st.edits)
+				body, err := editJSON(body, st.edits)
+				if err != nil || len(st.thinking) == 0 {
+					return body, err
+				}
+				if body, err = insertBedrockThinking(body, st.thinking); err != nil {
+					return nil, fmt.Errorf("sending the thinking blocks back: %w", err)
+				}
+				return body, nil
 			}
 			var err error
 			switch p := in.Parameters.(type) {
@@ -99,12 +107,13 @@ func bedrockEdits(stack *middleware.Stack) error {
 // model is edited: an Anthropic model's, which has Anthropic's shape.
 func bedrockEditable(model string) bool { return strings.Contains(model, "anthropic") }
 
-// bedrockStopReason keeps a reply langchaingo would drop: given an
-// Anthropic model's reply that stopped for any reason but the end of its
+// bedrockStopReason keeps what langchaingo drops of an Anthropic model's
+// reply. Given a reply that stopped for any reason but the end of its
 // turn, a stop sequence or a tool call (max_tokens, for one), langchaingo
-// returns an error and loses the text. This reads the reason into the
+// returns an error and loses the text: this reads the reason into the
 // call's state, for the adapter's FinishReason, and hands langchaingo the
-// reply as if the turn had ended.
+// reply as if the turn had ended. And it reads the reply's thinking
+// blocks, which langchaingo skips, into the call's state.
 func bedrockStopReason(stack *middleware.Stack) error {
 	return stack.Deserialize.Add(middleware.DeserializeMiddlewareFunc("lllmStopReason",
 		func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
@@ -120,6 +129,16 @@ func bedrockStopReason(stack *middleware.Stack) error {
 			}
 			if json.Unmarshal(res.Body, &reply) != nil || reply.Type != "message" {
 				return out, md, nil // not an Anthropic model's reply
+			}
+			if bytes.Contains(res.Body, []byte(`thinking"`)) {
+				var r struct {
+					Content []json.RawMessage `json:"content"`
+				}
+				if json.Unmarshal(res.Body, &r) == nil {
+					if reasoning := thinkingOf(r.Content); reasoning != nil {
+						st.setWire(func(w *wireReply) { w.reasoning = reasoning })
+					}
+				}
 			}
 			switch reply.StopReason {
 			case "", "end_turn", "stop_sequence", "tool_use":

@@ -50,24 +50,3 @@ func TestBedrockExtraBodyOnlyAnthropic(t *testing.T) {
 		t.Errorf("Generate with extra_body on a Llama model: %v, %d requests sent; want a bad request, none sent", e, calls.Load())
 	}
 }
-
-// Claude's thinking with tools through Bedrock is refused at the first
-// call, with the way out, rather than failing at the second, where the API
-// refuses a tool round without its thinking blocks, which lllm-go cannot
-// send back through Bedrock. Thinking without tools, or disabled, goes.
-func TestBedrockThinkingWithToolsRefused(t *testing.T) {
-	bedrockEnv(t)
-	f := newBedrockFake(t, bedrockMessage("end_turn", 25, 7, map[string]any{"type": "text", "text": "Hi."}))
-	m, err := Open(context.Background(), "bedrock/"+bedrockModel, Config{BaseURL: f.URL, Region: "us-east-1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	thinking := Params{ExtraBody: json.RawMessage(`{"thinking":{"type":"enabled","budget_tokens":1024}}`)}
-	e := generateErr(t, context.Background(), m, &Request{Messages: []*dialog.Message{userMsg("hi")}, Tools: []*dialog.Function{weatherTool(t)}, Params: thinking})
-	if e.Kind != ErrBadRequest || !strings.Contains(e.Error(), "use the anthropic provider") {
-		t.Errorf("thinking with tools on bedrock: %v, want a bad request saying what to do", e)
-	}
-	generate(t, m, &Request{Messages: []*dialog.Message{userMsg("hi")}, Params: thinking})
-	generate(t, m, &Request{Messages: []*dialog.Message{userMsg("hi")}, Tools: []*dialog.Function{weatherTool(t)},
-		Params: Params{ExtraBody: json.RawMessage(`{"thinking":{"type":"disabled"}}`)}})
-}

@@ -24,8 +24,11 @@ type dialect struct {
 	// messages, as Anthropic's thinking blocks or Gemini's thought
 	// signatures (see thinking.go).
 	thinking bool
-	format   formatStyle
-	wire     wireStyle
+	// joinsRoles: the client joins the parts of consecutive messages of
+	// a role into one wire message (bedrock).
+	joinsRoles bool
+	format     formatStyle
+	wire       wireStyle
 }
 
 // chatCompletions reports whether replies come in OpenAI's chat-completions
@@ -65,7 +68,7 @@ func dialectFor(provider string) dialect {
 		return dialect{binaryImages: true, noTools: true, singleText: true, streamTools: true, format: formatJSONMode, wire: wireOllama}
 	case "bedrock":
 		// Anthropic's body, on anthropic models (see bedrockEdits).
-		return dialect{binaryImages: true, wire: wireAnthropic}
+		return dialect{binaryImages: true, thinking: true, joinsRoles: true, wire: wireAnthropic}
 	case "mistral":
 		return dialect{format: formatJSONMode, streamTools: true, wire: wireMistral}
 	case "mock":

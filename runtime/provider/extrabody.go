@@ -38,17 +38,6 @@ func (p Params) CheckFor(model string) error {
 	return nil
 }
 
-// setsThinking reports whether extra_body turns on Anthropic's extended
-// thinking (sets "thinking" to anything but null or disabled).
-func setsThinking(extra json.RawMessage) bool {
-	var top struct {
-		Thinking *struct {
-			Type string `json:"type"`
-		} `json:"thinking"`
-	}
-	return json.Unmarshal(extra, &top) == nil && top.Thinking != nil && top.Thinking.Type != "disabled"
-}
-
 // errBedrockExtraBody says that model, on Bedrock, takes no extra_body.
 func errBedrockExtraBody(model string) error {
 	return fmt.Errorf("extra_body reaches only Anthropic models on bedrock; %s is sent as langchaingo builds it: remove extra_body", model)

@@ -17,9 +17,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/tmc/langchaingo/llms"
 
 	"github.com/lllm-go/lllm/dialog"
 )
@@ -27,12 +30,50 @@ import (
 // thinkingBack is the reasoning of one assistant message going back, the
 // message at index at of the request's "messages" (Anthropic: the blocks
 // go in a message of their own inserted there, which the API joins to the
-// assistant turn after it) or "contents" (Gemini: each block's signature
-// goes on the part of the content that parts names, -1 for none).
+// assistant turn after it; Bedrock: the blocks go in that message's
+// content, before block part, the message's first) or "contents" (Gemini:
+// each block's signature goes on the part of the content that parts
+// names, -1 for none).
 type thinkingBack struct {
 	at     int
 	blocks []dialog.Reasoning
 	parts  []int
+	part   int
+}
+
+// bedrockPlaces sets, for each of back (its at the index in msgs of the
+// message the reasoning belongs to, in order), where the message's first
+// part lands in the body langchaingo's Bedrock client builds of msgs: a
+// content block per part, the parts of consecutive messages of a role
+// joined into one wire message, and system messages in "system". A
+// message that sends nothing gets at -1, which insertBedrockThinking
+// refuses.
+func bedrockPlaces(msgs []llms.MessageContent, back []thinkingBack) {
+	wire, part, k := -1, 0, 0
+	var last llms.ChatMessageType
+	for i, m := range msgs {
+		if k == len(back) {
+			return
+		}
+		if len(m.Parts) == 0 {
+			if back[k].at == i {
+				back[k].at = -1
+				k++
+			}
+			continue // the client sends nothing of it
+		}
+		if m.Role != last {
+			if m.Role != llms.ChatMessageTypeSystem {
+				wire++
+			}
+			part, last = 0, m.Role
+		}
+		if back[k].at == i {
+			back[k].at, back[k].part = wire, part
+			k++
+		}
+		part += len(m.Parts)
+	}
 }
 
 // geminiParts is, for each reasoning block of m, the part of m's content on
@@ -161,19 +202,10 @@ func insertAnthropicThinking(body []byte, back []thinkingBack) ([]byte, error) {
 		}
 		msgs = append(msgs, r.Messages[next:b.at]...)
 		next = b.at
-		var content []anthropicBlock
-		for _, x := range b.blocks {
-			switch {
-			case x.Redacted != "":
-				content = append(content, anthropicBlock{Type: "redacted_thinking", Data: x.Redacted})
-			case x.Signature != "":
-				content = append(content, anthropicBlock{Type: "thinking", Thinking: x.Text, Signature: x.Signature})
-			}
-		}
 		m, err := json.Marshal(struct {
 			Role    string           `json:"role"`
 			Content []anthropicBlock `json:"content"`
-		}{"assistant", content})
+		}{"assistant", sealedBlocks(b.blocks)})
 		if err != nil {
 			return nil, err
 		}
@@ -185,6 +217,88 @@ func insertAnthropicThinking(body []byte, back []thinkingBack) ([]byte, error) {
 		return nil, err
 	}
 	return editJSON(body, []edit{{path: []string{"messages"}, value: value}})
+}
+
+// sealedBlocks are the sealed blocks of rs, as Anthropic takes them back.
+func sealedBlocks(rs []dialog.Reasoning) []anthropicBlock {
+	var blocks []anthropicBlock
+	for _, x := range rs {
+		switch {
+		case x.Redacted != "":
+			blocks = append(blocks, anthropicBlock{Type: "redacted_thinking", Data: x.Redacted})
+		case x.Signature != "":
+			blocks = append(blocks, anthropicBlock{Type: "thinking", Thinking: x.Text, Signature: x.Signature})
+		}
+	}
+	return blocks
+}
+
+// insertBedrockThinking returns body, the Anthropic messages request of a
+// Bedrock model, with the blocks of back put in the content of their
+// assistant messages, before each one's first part (see bedrockPlaces).
+func insertBedrockThinking(body []byte, back []thinkingBack) ([]byte, error) {
+	var r struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, err
+	}
+	for _, b := range back {
+		if b.at < 0 || b.at >= len(r.Messages) {
+			return nil, fmt.Errorf("thinking blocks for message %d of the request's %d", b.at, len(r.Messages))
+		}
+		var m struct {
+			Role    string            `json:"role"`
+			Content []json.RawMessage `json:"content"`
+		}
+		if err := json.Unmarshal(r.Messages[b.at], &m); err != nil {
+			return nil, err
+		}
+		if m.Role != "assistant" || b.part > len(m.Content) {
+			return nil, fmt.Errorf("thinking blocks for block %d of message %d, a %q message of %d blocks", b.part, b.at, m.Role, len(m.Content))
+		}
+		content := make([]any, 0, len(m.Content)+len(b.blocks))
+		for _, c := range m.Content[:b.part] {
+			content = append(content, c)
+		}
+		for _, x := range sealedBlocks(b.blocks) {
+			content = append(content, x)
+		}
+		for _, c := range m.Content[b.part:] {
+			content = append(content, c)
+		}
+		value, err := json.Marshal(content)
+		if err != nil {
+			return nil, err
+		}
+		if r.Messages[b.at], err = editJSON(r.Messages[b.at], []edit{{path: []string{"content"}, value: value}}); err != nil {
+			return nil, err
+		}
+	}
+	value, err := json.Marshal(r.Messages)
+	if err != nil {
+		return nil, err
+	}
+	return editJSON(body, []edit{{path: []string{"messages"}, value: value}})
+}
+
+// thinkingOf reads the thinking and redacted_thinking blocks of an
+// Anthropic reply's content.
+func thinkingOf(blocks []json.RawMessage) []dialog.Reasoning {
+	var reasoning []dialog.Reasoning
+	for _, raw := range blocks {
+		var b anthropicBlock
+		if json.Unmarshal(raw, &b) != nil {
+			continue
+		}
+		switch b.Type {
+		case "thinking":
+			reasoning = append(reasoning, dialog.Reasoning{Text: b.Thinking, Signature: b.Signature})
+		case "redacted_thinking":
+			reasoning = append(reasoning, dialog.Reasoning{Redacted: b.Data})
+		}
+	}
+	return reasoning
 }
 
 // noteThinking reads the thinking blocks of body, a whole Anthropic reply,

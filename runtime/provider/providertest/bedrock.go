@@ -50,8 +50,14 @@ const (
 // in the previous message; and the models that take only one of
 // temperature and top_p refuse both.
 //
-// A reply becomes an Anthropic message: a text block (if there is text),
-// then a tool_use block per tool call (ids "toolu_bdrk_..." unless given);
+// Extended thinking is checked as NewAnthropicServer checks it: a reply's
+// Thinking comes first, each block sealed with [Signature]; a block sent
+// back must carry its seal, and with thinking enabled the assistant turn
+// before a final tool result must start with a thinking block.
+//
+// A reply becomes an Anthropic message: its thinking blocks, a text block
+// (if there is text), then a tool_use block per tool call (ids
+// "toolu_bdrk_..." unless given);
 // usage as in NewAnthropicServer, and the token counts in Bedrock's
 // X-Amzn-Bedrock-Input-Token-Count and -Output-Token-Count headers. The
 // streaming operation answers with the messages API's events, each in a
@@ -280,6 +286,9 @@ func bedrockCheck(r *http.Request, body []byte) (Reply, bool) {
 	if len(pending) > 0 {
 		return invalid("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.", len(msgs)-1, strings.Join(pending, ", "))
 	}
+	if msg := checkThinking(req); msg != "" {
+		return invalid("%s", msg)
+	}
 	return Reply{}, false
 }
 
@@ -393,6 +402,13 @@ func (bedrockProtocol) write(w http.ResponseWriter, req map[string]any, r Reply)
 		return
 	}
 	content := []any{}
+	for _, th := range r.Thinking {
+		if th.Redacted != "" {
+			content = append(content, map[string]any{"type": "redacted_thinking", "data": th.Redacted})
+		} else {
+			content = append(content, map[string]any{"type": "thinking", "thinking": th.Text, "signature": Signature(th.Text)})
+		}
+	}
 	if r.Text != "" || len(r.ToolCalls) == 0 {
 		content = append(content, map[string]any{"type": "text", "text": r.Text})
 	}
@@ -444,6 +460,21 @@ func writeBedrockStream(w http.ResponseWriter, model string, r Reply, usage map[
 		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": startUsage,
 	}})
 	index := 0
+	for _, th := range r.Thinking {
+		if th.Redacted != "" {
+			send(map[string]any{"type": "content_block_start", "index": index,
+				"content_block": map[string]any{"type": "redacted_thinking", "data": th.Redacted}})
+		} else {
+			send(map[string]any{"type": "content_block_start", "index": index, "content_block": map[string]any{"type": "thinking", "thinking": ""}})
+			for _, p := range pieces(th.Text, 3) {
+				send(map[string]any{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": "thinking_delta", "thinking": p}})
+			}
+			send(map[string]any{"type": "content_block_delta", "index": index,
+				"delta": map[string]any{"type": "signature_delta", "signature": Signature(th.Text)}})
+		}
+		send(map[string]any{"type": "content_block_stop", "index": index})
+		index++
+	}
 	if r.Text != "" {
 		send(map[string]any{"type": "content_block_start", "index": index, "content_block": map[string]any{"type": "text", "text": ""}})
 		for _, p := range pieces(r.Text, 3) {
