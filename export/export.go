@@ -99,16 +99,27 @@ func unexportable(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrUnexportable, fmt.Sprintf(format, args...))
 }
 
+// Options are what Encode may add to a line.
+type Options struct {
+	// Reasoning puts each reply's reasoning text (dialog.Message
+	// ReasoningText) in the line, for distillation: the assistant
+	// message's "reasoning_content" in the openai format, as DeepSeek's
+	// API and the chat templates of open reasoning models take it; the gpt
+	// turn's value in <think></think> before the text in sharegpt. The
+	// lllm format always has it.
+	Reasoning bool
+}
+
 // Encode returns d in format f as one JSON line, ending in a newline.
 // A dialog the format cannot hold is an error wrapping ErrUnexportable.
-func Encode(f Format, d *Dialog) ([]byte, error) {
+func Encode(f Format, d *Dialog, o Options) ([]byte, error) {
 	var v any
 	var err error
 	switch f {
 	case OpenAI:
-		v, err = openAILine(d)
+		v, err = openAILine(d, o)
 	case ShareGPT:
-		v, err = shareGPTLine(d)
+		v, err = shareGPTLine(d, o)
 	case LLLM:
 		v = lllmLine(d)
 	default:

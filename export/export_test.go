@@ -44,7 +44,7 @@ func toolDialog() *export.Dialog {
 
 func encode(t *testing.T, f export.Format, d *export.Dialog) string {
 	t.Helper()
-	b, err := export.Encode(f, d)
+	b, err := export.Encode(f, d, export.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,12 +186,12 @@ func TestImages(t *testing.T) {
 				Parts: []dialog.Part{{Type: dialog.PartImage, Image: &dialog.Image{MIME: "image/png", Data: png}}}}}},
 			"unknown role": {Messages: []*dialog.Message{{Role: "narrator", Content: "Once"}}},
 		} {
-			if _, err := export.Encode(f, d); !errors.Is(err, export.ErrUnexportable) {
+			if _, err := export.Encode(f, d, export.Options{}); !errors.Is(err, export.ErrUnexportable) {
 				t.Errorf("%s, %s: %v, want ErrUnexportable", f, name, err)
 			}
 		}
 	}
-	if _, err := export.Encode("csv", &export.Dialog{}); err == nil || !strings.Contains(err.Error(), "openai, sharegpt, lllm") {
+	if _, err := export.Encode("csv", &export.Dialog{}, export.Options{}); err == nil || !strings.Contains(err.Error(), "openai, sharegpt, lllm") {
 		t.Errorf("an unknown format: %v", err)
 	}
 }

@@ -75,9 +75,10 @@ type (
 		Role string `json:"role"`
 		// Content is a string, or []openAIPart for a message with images;
 		// nil for an assistant turn that only calls tools.
-		Content    any              `json:"content,omitempty"`
-		ToolCalls  []openAIToolCall `json:"tool_calls,omitempty"`
-		ToolCallID string           `json:"tool_call_id,omitempty"`
+		Content          any              `json:"content,omitempty"`
+		ReasoningContent string           `json:"reasoning_content,omitempty"`
+		ToolCalls        []openAIToolCall `json:"tool_calls,omitempty"`
+		ToolCallID       string           `json:"tool_call_id,omitempty"`
 	}
 	openAIPart struct {
 		Type     string          `json:"type"` // text or image_url
@@ -108,13 +109,16 @@ type (
 	}
 )
 
-func openAILine(d *Dialog) (*openAI, error) {
+func openAILine(d *Dialog, o Options) (*openAI, error) {
 	line := &openAI{Messages: make([]openAIMessage, 0, len(d.Messages)), Metadata: d.Metadata}
 	ids := toolCallIDs(d.Messages)
 	for i, m := range d.Messages {
 		om, err := openAIMessageOf(m, ids[i])
 		if err != nil {
 			return nil, fmt.Errorf("message %d (%s): %w", i, m.Role, err)
+		}
+		if o.Reasoning && om.Role == "assistant" {
+			om.ReasoningContent = m.ReasoningText()
 		}
 		line.Messages = append(line.Messages, om)
 	}
@@ -313,7 +317,7 @@ type (
 // imageMark stands for an image in a ShareGPT human turn.
 const imageMark = "<image>"
 
-func shareGPTLine(d *Dialog) (*shareGPT, error) {
+func shareGPTLine(d *Dialog, o Options) (*shareGPT, error) {
 	line := &shareGPT{Conversations: make([]shareGPTTurn, 0, len(d.Messages)), Metadata: d.Metadata}
 	add := func(from, value string) { line.Conversations = append(line.Conversations, shareGPTTurn{from, value}) }
 	for i, m := range d.Messages {
@@ -350,6 +354,9 @@ func shareGPTLine(d *Dialog) (*shareGPT, error) {
 			add("human", value)
 		case dialog.RoleAssistant, dialog.RoleToolCall:
 			text := m.Text()
+			if r := m.ReasoningText(); o.Reasoning && r != "" {
+				text = "<think>\n" + r + "\n</think>\n\n" + text
+			}
 			if len(m.FunctionCalls) == 0 {
 				add("gpt", text)
 				continue

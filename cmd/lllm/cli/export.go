@@ -33,6 +33,7 @@ type exportOptions struct {
 	dialogs           []string
 	format            *enumValue
 	metadata          bool
+	reasoning         bool
 	out               string
 	includeUnfinished bool
 	includeReplays    bool
@@ -93,6 +94,11 @@ Formats (--format):
              message objects and declarations records, with the metadata
              below always
 
+--reasoning puts each reply's reasoning (Claude's thinking, Gemini's thought
+summaries, reasoning_content), where the provider returned it, in the line:
+as the assistant message's "reasoning_content" (openai), or before the gpt
+turn's text in <think></think> (sharegpt). The lllm format always has it.
+
 --metadata adds a "metadata" object to each line: run_id, dialog (its id),
 owner, alias, tactic, status and labels, and for a sweep's samples the
 sweep's name, the cell's hash (cell), its settings, row, repeat and
@@ -140,6 +146,7 @@ lacks).`,
 	fs.StringArrayVar(&o.where, "where", nil, "with --sweep: only samples whose score passes `SCORER=VALUE`, SCORER>=VALUE, ... (repeatable: all must pass)")
 	fs.StringArrayVar(&o.dialogs, "dialog", nil, "only the dialogs named `OWNER/ALIAS` (wildcards allowed; repeatable)")
 	fs.Var(o.format, "format", "the training-data `FORMAT`: "+strings.Join(formats, ", "))
+	fs.BoolVar(&o.reasoning, "reasoning", false, "put each reply's reasoning in the line: reasoning_content (openai), <think>…</think> before the text (sharegpt)")
 	fs.BoolVar(&o.metadata, "metadata", false, "add a metadata object to each line: run_id, dialog, owner, alias, tactic, and a sample's cell, row, repeat and scores")
 	fs.StringVarP(&o.out, "out", "O", "", "write the lines into `FILE`, whole or not at all, instead of stdout")
 	fs.BoolVar(&o.includeUnfinished, "include-unfinished", false, "also export runs without a run_end (still running, or interrupted)")
@@ -196,7 +203,8 @@ func runExport(cmd *cobra.Command, o *exportOptions, args []string) error {
 		where = append(where, c)
 	}
 	e := &exporter{cmd: cmd, ctx: cmd.Context(), format: export.Format(o.format.value), patterns: patterns,
-		metadata: o.metadata || o.format.value == string(export.LLLM), include: o.includeUnfinished, seen: map[string]bool{}}
+		metadata: o.metadata || o.format.value == string(export.LLLM), include: o.includeUnfinished, seen: map[string]bool{},
+		opts: export.Options{Reasoning: o.reasoning}}
 	// A filter on the replay label asks for replays.
 	e.replaysToo = o.includeReplays || slices.ContainsFunc(o.filter.labels, func(l string) bool {
 		k, _, _ := strings.Cut(l, "=")
@@ -279,6 +287,7 @@ type exporter struct {
 	format   export.Format
 	patterns []export.Pattern
 	metadata bool
+	opts     export.Options
 	include  bool
 	w        io.Writer
 	seen     map[string]bool // the runs exported, by absolute directory
@@ -351,7 +360,7 @@ func (e *exporter) run(run *logs.Run, sum logs.Summary, meta func(*export.Metada
 				meta(d.Metadata)
 			}
 		}
-		line, err := export.Encode(e.format, d)
+		line, err := export.Encode(e.format, d, e.opts)
 		if errors.Is(err, export.ErrUnexportable) {
 			if e.unexportable++; e.why == "" {
 				e.why = fmt.Sprintf("run %s, dialog %s/%s: %v", l.RunID, n.Owner, n.Alias, err)
