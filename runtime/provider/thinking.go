@@ -157,11 +157,8 @@ func signGeminiParts(body []byte, back []thinkingBack) ([]byte, error) {
 			if p < 0 || p >= len(c.Parts) {
 				continue
 			}
-			sig, err := json.Marshal(b.blocks[i].Signature)
-			if err != nil {
-				return nil, err
-			}
-			if c.Parts[p], err = editJSON(c.Parts[p], []edit{{path: []string{"thoughtSignature"}, value: sig}}); err != nil {
+			var err error
+			if c.Parts[p], err = setMember(c.Parts[p], "thoughtSignature", b.blocks[i].Signature); err != nil {
 				return nil, err
 			}
 			signed = true
@@ -169,19 +166,12 @@ func signGeminiParts(body []byte, back []thinkingBack) ([]byte, error) {
 		if !signed {
 			continue
 		}
-		parts, err := json.Marshal(c.Parts)
-		if err != nil {
-			return nil, err
-		}
-		if r.Contents[b.at], err = editJSON(r.Contents[b.at], []edit{{path: []string{"parts"}, value: parts}}); err != nil {
+		var err error
+		if r.Contents[b.at], err = setMember(r.Contents[b.at], "parts", c.Parts); err != nil {
 			return nil, err
 		}
 	}
-	contents, err := json.Marshal(r.Contents)
-	if err != nil {
-		return nil, err
-	}
-	return editJSON(body, []edit{{path: []string{"contents"}, value: contents}})
+	return setMember(body, "contents", r.Contents)
 }
 
 // insertAnthropicThinking returns body, an Anthropic messages request, with
@@ -212,11 +202,7 @@ func insertAnthropicThinking(body []byte, back []thinkingBack) ([]byte, error) {
 		msgs = append(msgs, m)
 	}
 	msgs = append(msgs, r.Messages[next:]...)
-	value, err := json.Marshal(msgs)
-	if err != nil {
-		return nil, err
-	}
-	return editJSON(body, []edit{{path: []string{"messages"}, value: value}})
+	return setMember(body, "messages", msgs)
 }
 
 // sealedBlocks are the sealed blocks of rs, as Anthropic takes them back.
@@ -267,19 +253,22 @@ func insertBedrockThinking(body []byte, back []thinkingBack) ([]byte, error) {
 		for _, c := range m.Content[b.part:] {
 			content = append(content, c)
 		}
-		value, err := json.Marshal(content)
-		if err != nil {
-			return nil, err
-		}
-		if r.Messages[b.at], err = editJSON(r.Messages[b.at], []edit{{path: []string{"content"}, value: value}}); err != nil {
+		var err error
+		if r.Messages[b.at], err = setMember(r.Messages[b.at], "content", content); err != nil {
 			return nil, err
 		}
 	}
-	value, err := json.Marshal(r.Messages)
+	return setMember(body, "messages", r.Messages)
+}
+
+// setMember returns doc, a JSON object, with its member key set to the
+// JSON of v.
+func setMember(doc []byte, key string, v any) ([]byte, error) {
+	value, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	return editJSON(body, []edit{{path: []string{"messages"}, value: value}})
+	return editJSON(doc, []edit{{path: []string{key}, value: value}})
 }
 
 // thinkingOf reads the thinking and redacted_thinking blocks of an
@@ -329,11 +318,7 @@ func noteThinking(body []byte, blocks []json.RawMessage, st *callState) []byte {
 	if !redacted {
 		return body
 	}
-	content, err := json.Marshal(blocks)
-	if err != nil {
-		return body
-	}
-	if b, err := editJSON(body, []edit{{path: []string{"content"}, value: content}}); err == nil {
+	if b, err := setMember(body, "content", blocks); err == nil {
 		return b
 	}
 	return body
