@@ -6,7 +6,6 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/internal/jsontext"
 )
 
@@ -96,51 +95,16 @@ func appendFlatNode(b []byte, n *Node, withParent bool) []byte {
 	num(`,"depth":`, n.Depth)
 	num(`,"messages":`, n.Messages)
 	b = append(b, `,"cost":`...)
-	b = appendCostCompact(b, n.Cost)
+	b = appendCostJSON(b, n.Cost, -1)
 	num(`,"model_calls":`, n.Calls)
 	num(`,"call_errors":`, n.CallErrors)
 	b = append(b, `,"call_cost":`...)
-	b = appendCostCompact(b, n.CallCost)
+	b = appendCostJSON(b, n.CallCost, -1)
 	b = append(b, `,"failed":`...)
 	b = strconv.AppendBool(b, n.Failed)
 	str(`,"fail_reason":`, n.FailReason)
 	if withParent {
 		str(`,"parent":`, n.Parent.ID)
-	}
-	return append(b, '}')
-}
-
-// appendCostCompact appends c as encoding/json does (every field
-// omitzero), on one line.
-func appendCostCompact(b []byte, c dialog.Cost) []byte {
-	b = append(b, '{')
-	sep := false
-	field := func(key string) {
-		if sep {
-			b = append(b, ',')
-		}
-		sep = true
-		b = append(b, key...)
-	}
-	for _, f := range []struct {
-		key string
-		v   int
-	}{
-		{`"input_tokens":`, c.InputTokens}, {`"cached_input_tokens":`, c.CachedInputTokens},
-		{`"cache_write_tokens":`, c.CacheWriteTokens},
-		{`"output_tokens":`, c.OutputTokens}, {`"reasoning_tokens":`, c.ReasoningTokens},
-	} {
-		if f.v != 0 {
-			field(f.key)
-			b = strconv.AppendInt(b, int64(f.v), 10)
-		}
-	}
-	if c.USD != 0 {
-		field(`"usd":`)
-		var err error
-		if b, err = jsontext.AppendFloat(b, c.USD); err != nil {
-			b = append(b, "null"...) // NaN or infinite: a broken price table
-		}
 	}
 	return append(b, '}')
 }

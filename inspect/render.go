@@ -375,8 +375,9 @@ func appendNodeFields(b []byte, n *Node, ind int) []byte {
 	return append(b, `"children": [`...)
 }
 
-// appendCostJSON appends c as encoding/json does (every field omitzero),
-// as an object whose fields are indented by ind+2.
+// appendCostJSON appends c as encoding/json does (every field omitzero):
+// on one line when ind is negative, else as an object whose fields are
+// indented by ind+2.
 func appendCostJSON(b []byte, c dialog.Cost, ind int) []byte {
 	if c == (dialog.Cost{}) {
 		return append(b, "{}"...)
@@ -388,17 +389,22 @@ func appendCostJSON(b []byte, c dialog.Cost, ind int) []byte {
 			b = append(b, ',')
 		}
 		sep = true
-		b = append(b, '\n')
-		b = appendIndent(b, ind+2)
+		if ind >= 0 {
+			b = append(b, '\n')
+			b = appendIndent(b, ind+2)
+		}
 		b = append(b, key...)
+		if ind >= 0 {
+			b = append(b, ' ')
+		}
 	}
 	for _, f := range []struct {
 		key string
 		v   int
 	}{
-		{`"input_tokens": `, c.InputTokens}, {`"cached_input_tokens": `, c.CachedInputTokens},
-		{`"cache_write_tokens": `, c.CacheWriteTokens},
-		{`"output_tokens": `, c.OutputTokens}, {`"reasoning_tokens": `, c.ReasoningTokens},
+		{`"input_tokens":`, c.InputTokens}, {`"cached_input_tokens":`, c.CachedInputTokens},
+		{`"cache_write_tokens":`, c.CacheWriteTokens},
+		{`"output_tokens":`, c.OutputTokens}, {`"reasoning_tokens":`, c.ReasoningTokens},
 	} {
 		if f.v != 0 {
 			field(f.key)
@@ -406,14 +412,16 @@ func appendCostJSON(b []byte, c dialog.Cost, ind int) []byte {
 		}
 	}
 	if c.USD != 0 {
-		field(`"usd": `)
+		field(`"usd":`)
 		var err error
 		if b, err = jsontext.AppendFloat(b, c.USD); err != nil {
 			b = append(b, "null"...) // NaN or infinite: a broken price table
 		}
 	}
-	b = append(b, '\n')
-	b = appendIndent(b, ind)
+	if ind >= 0 {
+		b = append(b, '\n')
+		b = appendIndent(b, ind)
+	}
 	return append(b, '}')
 }
 
