@@ -95,10 +95,11 @@ func (u *usageTap) Close() error {
 }
 
 // note notes the usage, thought signatures and thought summaries of the
-// body read. At its
-// end of file (eof), a stream that did not close its array, or had no
-// response with a finishReason (or a blocked prompt's blockReason), ended
-// before its last event.
+// body read. A stream (a JSON array) ended before its last event when it
+// reached its end of file (eof) without closing its array, or closed it
+// without a response with a finishReason (or a blocked prompt's
+// blockReason). The client may close the body once it has read the
+// closing bracket, before it reads to the end of file.
 func (u *usageTap) note(eof bool) {
 	type candidate struct {
 		FinishReason json.RawMessage `json:"finishReason"`
@@ -151,7 +152,7 @@ func (u *usageTap) note(eof bool) {
 			end, err := dec.Token()
 			whole = err == nil && end == json.Delim(']')
 		}
-		if eof && !(whole && slices.ContainsFunc(resps, ended)) {
+		if (eof || whole) && !(whole && slices.ContainsFunc(resps, ended)) {
 			u.st.unfinished(errNoFinishReason)
 		}
 	} else {
