@@ -294,29 +294,21 @@ func thinkingOf(blocks []json.RawMessage) []dialog.Reasoning {
 // into st, and returns body with each redacted_thinking block made an empty
 // thinking block, which the client can read.
 func noteThinking(body []byte, blocks []json.RawMessage, st *callState) []byte {
-	var (
-		reasoning []dialog.Reasoning
-		redacted  bool
-	)
-	for i, raw := range blocks {
-		var b anthropicBlock
-		if json.Unmarshal(raw, &b) != nil {
-			continue
-		}
-		switch b.Type {
-		case "thinking":
-			reasoning = append(reasoning, dialog.Reasoning{Text: b.Thinking, Signature: b.Signature})
-		case "redacted_thinking":
-			reasoning = append(reasoning, dialog.Reasoning{Redacted: b.Data})
-			blocks[i], redacted = json.RawMessage(`{"type":"thinking","thinking":""}`), true
-		}
-	}
+	reasoning := thinkingOf(blocks)
 	if reasoning == nil {
 		return body
 	}
 	st.setWire(func(w *wireReply) { w.reasoning = reasoning })
-	if !redacted {
+	if !slices.ContainsFunc(reasoning, func(r dialog.Reasoning) bool { return r.Redacted != "" }) {
 		return body
+	}
+	for i, raw := range blocks {
+		var b struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(raw, &b) == nil && b.Type == "redacted_thinking" {
+			blocks[i] = json.RawMessage(`{"type":"thinking","thinking":""}`)
+		}
 	}
 	if b, err := setMember(body, "content", blocks); err == nil {
 		return b
