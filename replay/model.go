@@ -101,8 +101,8 @@ func (m *Model) Generate(ctx context.Context, req *provider.Request) (*provider.
 		return nil, recordedError(c.Record.Provider, e)
 	}
 	msg := *c.Reply
-	if req.Stream != nil && msg.Text() != "" {
-		if err := req.Stream(ctx, provider.Chunk{Text: msg.Text()}); err != nil {
+	if req.Stream != nil {
+		if err := provider.StreamWhole(ctx, req.Stream, &msg); err != nil {
 			return nil, &provider.Error{Kind: provider.ErrCancelled, Err: err}
 		}
 	}

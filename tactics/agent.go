@@ -131,7 +131,8 @@ type Agent struct {
 	Tokens *contextmgr.Tokenizer
 	// Log records the agent's work; nil records nothing.
 	Log Log
-	// Stream, when set, receives each reply's text as it arrives.
+	// Stream, when set, receives each reply's text and reasoning as they
+	// arrive (see provider.Chunk).
 	Stream func(ctx context.Context, c provider.Chunk) error
 	// Sleep waits d before a retry, or returns ctx's error if ctx ends
 	// first; nil waits on a timer. A replay, whose recorded failures need

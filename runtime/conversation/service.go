@@ -264,14 +264,16 @@ func (s *Service) unknown(kind error, name string) error {
 
 // Event is one step of a run, as a stream reports it.
 type Event struct {
-	// Type is "start", "text", "tool", "ask", "error" or "end".
+	// Type is "start", "text", "reasoning", "tool", "ask", "error" or
+	// "end".
 	Type string `json:"type"`
 	// Agent is the agent that answers.
 	Agent  string `json:"agent"`
 	Sender string `json:"sender,omitempty"`
 	// Guest is set on start and end when the answering agent is a guest.
 	Guest bool `json:"guest,omitempty"`
-	// Text is a piece of the reply (text), or the question (ask).
+	// Text is a piece of the reply (text) or of its reasoning
+	// (reasoning), or the question (ask).
 	Text string `json:"text,omitempty"`
 	// Tool is a tool call the model made (tool).
 	Tool *dialog.FunctionCall `json:"tool,omitempty"`
@@ -603,6 +605,9 @@ func (s *Service) respond(ctx context.Context, st *runState, answering *agentEnt
 	a := &tactics.Agent{Name: sp.Name, System: system, Model: eventModel{sp.Model, st}, ModelName: sp.ModelName,
 		Params: sp.Params, Limits: sp.Limits, Context: sp.Context, ContextName: sp.ContextName, Tokens: s.opts.Tokens, Log: log,
 		Stream: func(ctx context.Context, c provider.Chunk) error {
+			if c.Reasoning != "" {
+				return st.emit(Event{Type: "reasoning", Agent: st.agent, Text: c.Reasoning})
+			}
 			if c.Text == "" {
 				return nil
 			}

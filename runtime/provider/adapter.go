@@ -206,22 +206,19 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 	var stream streamGuard
 	if streaming {
 		opts = append(opts, llms.WithStreamingFunc(func(ctx context.Context, chunk []byte) error {
-			if a.d.chatCompletions() {
-				// The text as the transport read it: langchaingo hands
-				// over a delta's tool calls in place of its text.
-				if tapped, err := streamTapped(ctx, st, req.Stream, &stream); tapped {
-					return err
-				}
-			}
-			if len(chunk) == 0 {
-				return nil
-			}
-			if err := req.Stream(ctx, Chunk{Text: string(chunk)}); err != nil {
-				stream.set(err)
+			// The text and reasoning as the transport read them, where
+			// it reads them (see callState.tapped).
+			if tapped, err := streamTapped(ctx, st, req.Stream, &stream); tapped {
 				return err
 			}
-			return nil
+			return stream.send(ctx, req.Stream, Chunk{Text: string(chunk)})
 		}))
+		if !a.d.tapsStreams() {
+			// anthropic's thinking, and the mock's reasoning.
+			opts = append(opts, llms.WithStreamingReasoningFunc(func(ctx context.Context, reasoning, _ []byte) error {
+				return stream.send(ctx, req.Stream, Chunk{Reasoning: string(reasoning)})
+			}))
+		}
 	}
 
 	start := time.Now()
@@ -234,9 +231,9 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 		}
 		return nil, e
 	}
-	if streaming && a.d.chatCompletions() && stream.get() == nil {
-		// Text of an event the client skipped after its last call of
-		// the streaming function.
+	if streaming && stream.get() == nil {
+		// What the transport read after the client's last call of the
+		// streaming function.
 		_, _ = streamTapped(ctx, st, req.Stream, &stream)
 	}
 	if err := stream.get(); err != nil {
@@ -258,12 +255,28 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 		return nil, classify(ctx, a.cfg.Provider, fmt.Errorf("error event in the stream: %s", w.streamErr), nil, nil)
 	}
 	a.fromWire(out, w, model)
-	if req.Stream != nil && !streaming && out.Message.Content != "" {
-		if err := req.Stream(ctx, Chunk{Text: out.Message.Content}); err != nil {
+	if req.Stream != nil && !streaming {
+		if err := StreamWhole(ctx, req.Stream, &out.Message); err != nil {
 			return nil, &Error{Kind: ErrCancelled, Provider: a.cfg.Provider, Err: fmt.Errorf("stream: %w", err)}
 		}
 	}
 	return out, nil
+}
+
+// StreamWhole hands stream a reply that did not stream, at once: its
+// reasoning's text, then its text.
+func StreamWhole(ctx context.Context, stream func(context.Context, Chunk) error, m *dialog.Message) error {
+	for _, r := range m.Reasoning {
+		if r.Text != "" {
+			if err := stream(ctx, Chunk{Reasoning: r.Text}); err != nil {
+				return err
+			}
+		}
+	}
+	if text := m.Text(); text != "" {
+		return stream(ctx, Chunk{Text: text})
+	}
+	return nil
 }
 
 // fromWire completes out with what the transport read of the reply on
@@ -348,18 +361,18 @@ func (a *Adapter) modelFor(m string) string {
 	return m
 }
 
-// streamTapped hands stream, in order, each piece of text the transport
-// read of an OpenAI stream (sseTap) that it has not had yet, and reports
-// whether the stream is tapped: it is not under a client [Open] did not
-// build. An error of stream is kept in g and returned.
+// streamTapped hands stream, in order, each piece the transport read of a
+// tapped stream (see callState.tapped) that it has not had yet, and
+// reports whether the stream is tapped: it is not under a client [Open]
+// did not build, nor on the other wires. An error of stream is kept in g
+// and returned.
 func streamTapped(ctx context.Context, st *callState, stream func(context.Context, Chunk) error, g *streamGuard) (bool, error) {
 	for {
-		text, ok, tapped := st.streamText()
+		c, ok, tapped := st.streamed()
 		if !ok {
 			return tapped, nil
 		}
-		if err := stream(ctx, Chunk{Text: text}); err != nil {
-			g.set(err)
+		if err := g.send(ctx, stream, c); err != nil {
 			return true, err
 		}
 	}
@@ -370,6 +383,18 @@ func streamTapped(ctx context.Context, st *callState, stream func(context.Contex
 type streamGuard struct {
 	mu  sync.Mutex
 	err error
+}
+
+// send hands c to stream unless it is empty, keeping stream's error.
+func (g *streamGuard) send(ctx context.Context, stream func(context.Context, Chunk) error, c Chunk) error {
+	if c.Text == "" && c.Reasoning == "" {
+		return nil
+	}
+	if err := stream(ctx, c); err != nil {
+		g.set(err)
+		return err
+	}
+	return nil
 }
 
 func (g *streamGuard) set(err error) {

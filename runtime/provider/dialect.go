@@ -36,6 +36,13 @@ type dialect struct {
 // text the transport reads off the wire.
 func (d dialect) chatCompletions() bool { return d.wire == wireOpenAI || d.wire == wireMistral }
 
+// tapsStreams reports whether the transport reads a stream's text and
+// reasoning itself (see callState.tapped) rather than taking them from
+// the client's streaming functions.
+func (d dialect) tapsStreams() bool {
+	return d.chatCompletions() || d.wire == wireGoogle || d.wire == wireOllama
+}
+
 // formatStyle is how a request's Format reaches the provider through
 // langchaingo.
 type formatStyle int

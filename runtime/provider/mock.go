@@ -125,7 +125,8 @@ var mockErrors = map[string]struct {
 // "mock/NAME", it goes through the same Adapter as the real providers.
 // Its usage counts tokens with the contextmgr tokenizer: input is every
 // message, output the reply. It accepts tools (a reply may call them),
-// images (ignored) and streaming (the text arrives in a few chunks).
+// images (ignored) and streaming (a scripted reply's reasoning, then its
+// text, arrive in a few chunks each).
 // A Mock is safe for concurrent use.
 type Mock struct {
 	cfg   MockConfig
@@ -280,6 +281,16 @@ func (m *Mock) GenerateContent(ctx context.Context, messages []llms.MessageConte
 	}
 	stop := ""
 	reply.Text, stop = m.limit(reply.Text, opts)
+	if opts.StreamingReasoningFunc != nil && reply.Reasoning != "" {
+		for _, chunk := range chunks(reply.Reasoning, 4) {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("mock: %w", err)
+			}
+			if err := opts.StreamingReasoningFunc(ctx, []byte(chunk), nil); err != nil {
+				return nil, fmt.Errorf("mock: streaming func returned an error: %w", err)
+			}
+		}
+	}
 	if opts.StreamingFunc != nil && reply.Text != "" {
 		for _, chunk := range chunks(reply.Text, 4) {
 			if err := ctx.Err(); err != nil {

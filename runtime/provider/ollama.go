@@ -143,14 +143,19 @@ func (a *Adapter) ollamaToolEdits(msgs []*dialog.Message, fns []*dialog.Function
 }
 
 // ollamaTap notes, line by line as langchaingo reads them, the tool calls
-// of an Ollama chat reply: newline-delimited JSON objects when streamed,
-// one object otherwise.
+// and thinking of an Ollama chat reply (the client reads neither):
+// newline-delimited JSON objects when streamed, one object otherwise. A
+// stream's text and thinking are queued for the streaming function (see
+// callState.tapped).
 type ollamaTap struct {
 	io.ReadCloser
 	st   *callState
 	line []byte
 	once sync.Once
 	done bool // the reply's last line, "done": true, was read
+	// stream is set for a streamed reply, whose text and thinking are
+	// queued for the streaming function.
+	stream bool
 }
 
 func (o *ollamaTap) Read(p []byte) (int, error) {
@@ -182,11 +187,13 @@ func (o *ollamaTap) Close() error {
 
 func (o *ollamaTap) note(line []byte) {
 	o.done = o.done || memberStarts(line, `"done"`, "true")
-	if !bytes.Contains(line, []byte(`"tool_calls"`)) {
+	if !o.stream && !bytes.Contains(line, []byte(`"tool_calls"`)) && !bytes.Contains(line, []byte(`"thinking"`)) {
 		return
 	}
 	var r struct {
 		Message struct {
+			Content   string `json:"content"`
+			Thinking  string `json:"thinking"`
 			ToolCalls []struct {
 				ID       string `json:"id"`
 				Function struct {
@@ -196,10 +203,21 @@ func (o *ollamaTap) note(line []byte) {
 			} `json:"tool_calls"`
 		} `json:"message"`
 	}
-	if json.Unmarshal(bytes.TrimSpace(line), &r) != nil || len(r.Message.ToolCalls) == 0 {
+	if json.Unmarshal(bytes.TrimSpace(line), &r) != nil {
 		return
 	}
 	o.st.setWire(func(w *wireReply) {
+		if t := r.Message.Thinking; t != "" {
+			// One unsigned block, as OpenAI's reasoning_content.
+			if len(w.reasoning) == 0 {
+				w.reasoning = []dialog.Reasoning{{}}
+			}
+			w.reasoning[0].Text += t
+		}
+		if o.stream {
+			o.st.queue(Chunk{Reasoning: r.Message.Thinking})
+			o.st.queue(Chunk{Text: r.Message.Content})
+		}
 		for _, tc := range r.Message.ToolCalls {
 			w.calls = append(w.calls, functionCall(tc.ID, &llms.FunctionCall{Name: tc.Function.Name, Arguments: string(tc.Function.Arguments)}, len(w.calls)))
 		}

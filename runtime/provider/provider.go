@@ -54,9 +54,13 @@ func (p Params) IsZero() bool {
 		len(p.ExtraBody) == 0
 }
 
-// Chunk is a piece of a streamed reply.
+// Chunk is a piece of a streamed reply: a piece of its text, or of its
+// reasoning (the thinking text a reasoning model shows: Anthropic's
+// thinking, Gemini's thought summaries, reasoning_content, Ollama's
+// thinking), in the order the model wrote them. One of the two is set.
 type Chunk struct {
-	Text string
+	Text      string
+	Reasoning string
 }
 
 // Request is one call to a model.
@@ -70,8 +74,8 @@ type Request struct {
 	// Format is the JSON schema the reply must follow; nil for free text.
 	Format json.RawMessage
 	Params Params
-	// Stream, when set, receives the reply's text as it arrives. An error
-	// from it cancels the call. With Tools declared, bedrock and custom
+	// Stream, when set, receives the reply's text and reasoning as they
+	// arrive. An error from it cancels the call. With Tools declared, bedrock and custom
 	// providers hand Stream the whole text at the end; the others stream.
 	Stream func(ctx context.Context, c Chunk) error
 }

@@ -34,12 +34,14 @@ type callState struct {
 	cut    error         // why the last response's body could not be read whole
 	body   bodyTap       // the last response's body, as the client reads it
 	wire   wireReply
-	// tapped is set when the transport reads an OpenAI stream (sseTap):
-	// the text of its deltas then waits in text, from text[next], for
-	// the streaming function, which langchaingo hands only the calls of
-	// a delta that carries text and tool calls.
+	// tapped is set when the transport reads a stream's text and
+	// reasoning itself (OpenAI's sseTap, Gemini's usageTap, ollamaTap):
+	// its pieces then wait in queued, from queued[next], for the
+	// streaming function, in the order they came. langchaingo hands that
+	// function only the calls of an OpenAI delta that carries text and
+	// tool calls, and no client there hands it reasoning.
 	tapped bool
-	text   []string
+	queued []Chunk
 	next   int
 }
 

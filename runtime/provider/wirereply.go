@@ -2,7 +2,9 @@ package provider
 
 // What the transport reads of a reply on the wire because langchaingo's
 // clients lose it: Gemini's usage, OpenAI's refusals and in-stream errors,
-// Anthropic's empty replies (and, in bedrock.go, Bedrock's stop reason).
+// Anthropic's empty replies (and, in bedrock.go, Bedrock's stop reason),
+// and the text and reasoning of a stream, in order, where the client
+// hands the streaming function less.
 
 import (
 	"bytes"
@@ -31,6 +33,7 @@ type wireReply struct {
 	calls []dialog.FunctionCall
 	// anthropic: the reply's thinking blocks, with the signatures a
 	// stream's client drops and the redacted blocks it cannot read.
+	// ollama: the reply's thinking, as one unsigned block.
 	reasoning []dialog.Reasoning
 	// googleai: the thought signatures of the reply's function calls
 	// (each call's, "" for none) and of its text, which Google's client
@@ -78,11 +81,28 @@ type usageTap struct {
 	st   *callState
 	buf  bytes.Buffer
 	once sync.Once
+	// A stream's responses are found as they arrive, so that their text
+	// and thought summaries are queued for the streaming function (see
+	// callState.tapped): scan is how far buf is scanned, depth the
+	// nesting there (1 inside the array), start where the response being
+	// read began, and str and esc whether scan is in a string and after
+	// its backslash.
+	scan, depth, start int
+	stream, str, esc   bool
 }
 
 func (u *usageTap) Read(p []byte) (int, error) {
 	n, err := u.ReadCloser.Read(p)
 	u.buf.Write(p[:n])
+	if u.scan == 0 && !u.stream && n > 0 {
+		if b := bytes.TrimLeft(u.buf.Bytes(), " \t\r\n"); len(b) > 0 && b[0] == '[' {
+			u.stream = true
+			u.st.tap()
+		}
+	}
+	if u.stream {
+		u.queueResponses()
+	}
 	if err == io.EOF {
 		u.once.Do(func() { u.note(true) })
 	}
@@ -92,6 +112,60 @@ func (u *usageTap) Read(p []byte) (int, error) {
 func (u *usageTap) Close() error {
 	u.once.Do(func() { u.note(false) })
 	return u.ReadCloser.Close()
+}
+
+// queueResponses queues the text and thought summaries of each response
+// of a stream read whole since the last call, in order.
+func (u *usageTap) queueResponses() {
+	b := u.buf.Bytes()
+	for ; u.scan < len(b); u.scan++ {
+		c := b[u.scan]
+		switch {
+		case u.esc:
+			u.esc = false
+		case u.str:
+			u.esc = c == '\\'
+			u.str = c != '"'
+		case c == '"':
+			u.str = true
+		case c == '[' || c == '{':
+			u.depth++
+			if u.depth == 2 {
+				u.start = u.scan
+			}
+		case c == ']' || c == '}':
+			u.depth--
+			if u.depth == 1 {
+				queueParts(u.st, b[u.start:u.scan+1])
+			}
+		}
+	}
+}
+
+// queueParts queues the text and thought parts of the Gemini response r.
+func queueParts(st *callState, r []byte) {
+	var resp struct {
+		Candidates []struct {
+			Content struct {
+				Parts []struct {
+					Text    string `json:"text"`
+					Thought bool   `json:"thought"`
+				} `json:"parts"`
+			} `json:"content"`
+		} `json:"candidates"`
+	}
+	if json.Unmarshal(r, &resp) != nil || len(resp.Candidates) == 0 {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, p := range resp.Candidates[0].Content.Parts {
+		if p.Thought {
+			st.queue(Chunk{Reasoning: p.Text})
+		} else {
+			st.queue(Chunk{Text: p.Text})
+		}
+	}
 }
 
 // note notes the usage, thought signatures and thought summaries of the
@@ -220,7 +294,11 @@ var errNoFinishReason = errors.New("the stream ended without a finishReason")
 // for an error: it is handed one empty text block instead.
 func tapReply(style wireStyle, resp *http.Response, st *callState) error {
 	if style == wireOllama {
-		resp.Body = &ollamaTap{ReadCloser: resp.Body, st: st}
+		t := &ollamaTap{ReadCloser: resp.Body, st: st, stream: strings.HasPrefix(resp.Header.Get("Content-Type"), "application/x-ndjson")}
+		if t.stream {
+			st.tap()
+		}
+		resp.Body = t
 		return nil
 	}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
@@ -229,9 +307,7 @@ func tapReply(style wireStyle, resp *http.Response, st *callState) error {
 		}
 		if style == wireOpenAI {
 			resp.Body = &sseTap{ReadCloser: resp.Body, st: st}
-			st.mu.Lock()
-			st.tapped, st.text, st.next = true, st.text[:0], 0
-			st.mu.Unlock()
+			st.tap()
 		}
 		return nil
 	}
@@ -321,14 +397,15 @@ func (s *sseTap) note(line []byte) {
 		s.finished = bytes.Equal(bytes.TrimSpace(data), []byte("[DONE]")) || hasFinishReason(data)
 	}
 	if !ok || !bytes.Contains(data, []byte(`"error"`)) && !bytes.Contains(data, []byte(`"refusal":"`)) &&
-		!bytes.Contains(data, []byte(`"tool_calls"`)) && !bytes.Contains(data, []byte(`"content"`)) {
-		return
+		!bytes.Contains(data, []byte(`"tool_calls"`)) && !bytes.Contains(data, []byte(`content"`)) {
+		return // content" is in "content" and "reasoning_content"
 	}
 	var ev struct {
 		Error   *struct{ Type, Message string } `json:"error"`
 		Choices []struct {
 			Delta struct {
 				Content   string
+				Reasoning string `json:"reasoning_content"`
 				Refusal   string
 				ToolCalls []struct {
 					Index    int
@@ -341,9 +418,11 @@ func (s *sseTap) note(line []byte) {
 	if json.Unmarshal(data, &ev) != nil {
 		return
 	}
-	if len(ev.Choices) > 0 && ev.Choices[0].Delta.Content != "" {
+	if len(ev.Choices) > 0 {
+		d := &ev.Choices[0].Delta
 		s.st.mu.Lock()
-		s.st.text = append(s.st.text, ev.Choices[0].Delta.Content)
+		s.st.queue(Chunk{Reasoning: d.Reasoning})
+		s.st.queue(Chunk{Text: d.Content})
 		s.st.mu.Unlock()
 	}
 	if ev.Error == nil && (len(ev.Choices) == 0 || ev.Choices[0].Delta.Refusal == "" && len(ev.Choices[0].Delta.ToolCalls) == 0) {
@@ -383,20 +462,35 @@ func (s *sseTap) note(line []byte) {
 	})
 }
 
-// streamText returns the next piece of a tapped stream's text that the
-// streaming function has not had, and false when there is none; tapped
-// reports whether the stream is tapped at all.
-func (st *callState) streamText() (text string, ok, tapped bool) {
+// tap marks the call's stream as tapped (see callState.tapped).
+func (st *callState) tap() {
+	st.mu.Lock()
+	st.tapped, st.queued, st.next = true, st.queued[:0], 0
+	st.mu.Unlock()
+}
+
+// queue adds a piece of a tapped stream for the streaming function; an
+// empty one is dropped. The caller holds st.mu.
+func (st *callState) queue(c Chunk) {
+	if c.Text != "" || c.Reasoning != "" {
+		st.queued = append(st.queued, c)
+	}
+}
+
+// streamed returns the next piece of a tapped stream that the streaming
+// function has not had, and false when there is none; tapped reports
+// whether the stream is tapped at all.
+func (st *callState) streamed() (c Chunk, ok, tapped bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.next == len(st.text) {
-		st.text, st.next = st.text[:0], 0
-		return "", false, st.tapped
+	if st.next == len(st.queued) {
+		st.queued, st.next = st.queued[:0], 0
+		return Chunk{}, false, st.tapped
 	}
-	text = st.text[st.next]
-	st.text[st.next] = ""
+	c = st.queued[st.next]
+	st.queued[st.next] = Chunk{}
 	st.next++
-	return text, true, st.tapped
+	return c, true, st.tapped
 }
 
 // hasFinishReason reports whether the event data holds a finish_reason

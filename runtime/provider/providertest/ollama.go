@@ -131,7 +131,11 @@ func (ollamaProtocol) write(w http.ResponseWriter, req map[string]any, r Reply) 
 		}
 	}
 	if stream, ok := req["stream"].(bool); ok && !stream {
-		writeJSON(w, http.StatusOK, done(message(r.Text, calls)))
+		m := message(r.Text, calls)
+		if t := thinkingText(r); t != "" {
+			m["thinking"] = t
+		}
+		writeJSON(w, http.StatusOK, done(m))
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
@@ -143,6 +147,11 @@ func (ollamaProtocol) write(w http.ResponseWriter, req map[string]any, r Reply) 
 		if f != nil {
 			f.Flush()
 		}
+	}
+	for _, p := range pieces(thinkingText(r), 3) {
+		m := message("", nil)
+		m["thinking"] = p
+		line(map[string]any{"model": model, "created_at": created, "message": m, "done": false})
 	}
 	for _, p := range pieces(r.Text, 3) {
 		line(map[string]any{"model": model, "created_at": created, "message": message(p, nil), "done": false})

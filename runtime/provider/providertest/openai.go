@@ -88,6 +88,9 @@ func (openaiProtocol) write(w http.ResponseWriter, req map[string]any, r Reply) 
 	if r.Text != "" || len(r.ToolCalls) == 0 {
 		msg["content"] = r.Text
 	}
+	if t := thinkingText(r); t != "" {
+		msg["reasoning_content"] = t
+	}
 	if len(r.ToolCalls) > 0 {
 		calls := make([]map[string]any, len(r.ToolCalls))
 		for i, tc := range r.ToolCalls {
@@ -126,6 +129,9 @@ func writeOpenAIStream(w http.ResponseWriter, req map[string]any, r Reply) {
 		}
 	}
 	s.event("", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	for _, p := range pieces(thinkingText(r), 3) {
+		s.event("", chunk(map[string]any{"content": nil, "reasoning_content": p}, nil))
+	}
 	for _, p := range pieces(r.Text, 3) {
 		s.event("", chunk(map[string]any{"content": p}, nil))
 	}

@@ -16,6 +16,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -32,7 +33,9 @@ type Reply struct {
 	ToolCalls []ToolCall
 	// Thinking are the reply's reasoning blocks, before its text
 	// (Anthropic); Gemini signs the reply's first call with the first
-	// block's text.
+	// block's text. OpenAI's server sends their text as
+	// reasoning_content (as DeepSeek and vLLM do), Ollama's as the
+	// message's thinking.
 	Thinking []Thinking
 	// Usage is the reply's token usage.
 	Usage Usage
@@ -57,6 +60,17 @@ type ToolCall struct {
 	Name string
 	// Arguments is a JSON object, as text.
 	Arguments string
+}
+
+// thinkingText is the text of r's thinking blocks, redacted ones left out.
+func thinkingText(r Reply) string {
+	var b strings.Builder
+	for _, th := range r.Thinking {
+		if th.Redacted == "" {
+			b.WriteString(th.Text)
+		}
+	}
+	return b.String()
 }
 
 // Thinking is a reasoning block of a reply: an Anthropic thinking block,
