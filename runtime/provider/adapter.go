@@ -175,7 +175,7 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 		return nil, a.badRequest(errors.New("no langchaingo model to call"))
 	}
 	model := a.modelFor(req.Model)
-	msgs, back, err := a.messages(req.Messages)
+	msgs, back, err := a.messages(req.Messages, model)
 	if err != nil {
 		return nil, a.badRequest(err)
 	}
@@ -512,9 +512,10 @@ func (a *Adapter) tools(fns []*dialog.Function) ([]llms.Tool, error) {
 	return tools, nil
 }
 
-// messages converts a dialog to langchaingo's messages, and returns the
-// reasoning that goes back with them, which the client cannot send.
-func (a *Adapter) messages(in []*dialog.Message) ([]llms.MessageContent, []thinkingBack, error) {
+// messages converts a dialog to langchaingo's messages for model, and
+// returns the reasoning that goes back with them, which the client cannot
+// send.
+func (a *Adapter) messages(in []*dialog.Message, model string) ([]llms.MessageContent, []thinkingBack, error) {
 	out := make([]llms.MessageContent, 0, len(in))
 	// Messages of plain text, most of any dialog, take their one part from
 	// a single array.
@@ -529,6 +530,18 @@ func (a *Adapter) messages(in []*dialog.Message) ([]llms.MessageContent, []think
 		back      []thinkingBack
 	)
 	systems := 0
+	// Gemini 3 refuses a function call of the current turn (after the
+	// last user message) without its thought signature: one another
+	// model made gets the placeholder Google documents.
+	current := -1
+	if a.d.wire == wireGoogle && signsCalls(model) {
+		current = 0
+		for i, m := range in {
+			if m != nil && (m.Role == dialog.RoleUser || m.Role == "") {
+				current = i + 1
+			}
+		}
+	}
 	for i, m := range in {
 		if m == nil {
 			return nil, nil, fmt.Errorf("message %d is nil", i)
@@ -565,6 +578,9 @@ func (a *Adapter) messages(in []*dialog.Message) ([]llms.MessageContent, []think
 					b.parts = geminiParts(m)
 				}
 				back = append(back, b)
+			}
+			if current >= 0 && i >= current && len(m.FunctionCalls) > 0 {
+				back = signFirstCall(back, m, len(out)-systems)
 			}
 			if len(m.FunctionCalls) == 0 {
 				out = append(out, text(llms.ChatMessageTypeAI, m.Text()))

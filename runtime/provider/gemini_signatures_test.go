@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -64,19 +65,39 @@ func TestGeminiThoughtSignatures(t *testing.T) {
 }
 
 // Without its signature, a Gemini 3 tool round is refused (the fake's
-// check, which makes the test above prove something); a Gemini 2.5 one is
-// not.
+// check, which makes the tests of signatures prove something); a Gemini 2.5
+// one is not, nor one with Google's placeholder.
 func TestGeminiFakeChecksSignatures(t *testing.T) {
-	call := dialog.FunctionCall{ID: "call_1", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}
-	msgs := []*dialog.Message{userMsg("Weather in Paris?"),
-		{Role: dialog.RoleToolCall, FunctionCalls: []dialog.FunctionCall{call}, Model: "googleai/gemini-3-pro-preview"},
-		{Role: dialog.RoleTool, Name: "get_weather", ToolCallID: "call_1", Content: "sunny"}}
-	srv := providertest.NewGeminiServer(t)
-	e := generateErr(t, context.Background(), openFake(t, "googleai/gemini-3-pro-preview", srv), &Request{Messages: msgs, Tools: []*dialog.Function{weatherTool(t)}})
-	if e.Kind != ErrBadRequest || !strings.Contains(e.Error(), "missing a thought_signature") {
-		t.Errorf("a Gemini 3 tool round without its signature: %v, want a 400", e)
+	srv := providertest.NewGeminiServer(t, providertest.Reply{Text: "ok"}, providertest.Reply{Text: "ok"})
+	post := func(model, sig string) int {
+		call := `{"functionCall":{"name":"get_weather","args":{"city":"Paris"}}` + sig + `}`
+		body := `{"contents":[{"role":"user","parts":[{"text":"Weather in Paris?"}]},{"role":"model","parts":[` + call + `]},` +
+			`{"role":"user","parts":[{"functionResponse":{"name":"get_weather","response":{"result":"sunny"}}}]}]}`
+		req, err := http.NewRequest("POST", srv.URL+"/v1beta/models/"+model+":generateContent", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("x-goog-api-key", "k")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
 	}
-	generate(t, openFake(t, "googleai/gemini-2.5-flash", srv), &Request{Messages: msgs, Tools: []*dialog.Function{weatherTool(t)}})
+	for _, tc := range []struct {
+		model, sig string
+		want       int
+	}{
+		{"gemini-3-pro-preview", "", http.StatusBadRequest},
+		{"gemini-3-pro-preview", `,"thoughtSignature":"forged"`, http.StatusBadRequest},
+		{"gemini-3-pro-preview", `,"thoughtSignature":"skip_thought_signature_validator"`, http.StatusOK},
+		{"gemini-2.5-flash", "", http.StatusOK},
+	} {
+		if got := post(tc.model, tc.sig); got != tc.want {
+			t.Errorf("%s with signature %q: status %d, want %d", tc.model, tc.sig, got, tc.want)
+		}
+	}
 }
 
 // The results of a turn's parallel calls, one tool message each in the

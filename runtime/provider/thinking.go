@@ -101,6 +101,43 @@ func geminiParts(m *dialog.Message) []int {
 	return parts
 }
 
+// placeholderSignature is the thought signature Google documents for a
+// function call Gemini 3 did not make (one moved from another model, or
+// written by hand), which has none: it skips the check that refuses a
+// call of the current turn without its signature.
+const placeholderSignature = "skip_thought_signature_validator"
+
+// signsCalls reports whether the Gemini model requires the thought
+// signatures of the current turn's function calls back: Gemini 3 and
+// later.
+func signsCalls(model string) bool {
+	v, ok := strings.CutPrefix(model, "gemini-")
+	return ok && v != "" && v[0] >= '3' && v[0] <= '9'
+}
+
+// signFirstCall returns back with the first function call of m, the
+// content at index at of a Gemini request, signed: by its own signature if
+// back has it, else by placeholderSignature.
+func signFirstCall(back []thinkingBack, m *dialog.Message, at int) []thinkingBack {
+	part := 0
+	if m.Text() != "" {
+		part = 1 // after the text part (see geminiParts)
+	}
+	var b thinkingBack
+	if n := len(back); n > 0 && back[n-1].at == at {
+		b, back = back[n-1], back[:n-1]
+		for i, p := range b.parts {
+			if p == part && b.blocks[i].Signature != "" {
+				return append(back, b)
+			}
+		}
+	}
+	b.at = at
+	b.blocks = append(slices.Clip(b.blocks), dialog.Reasoning{Signature: placeholderSignature, Call: m.FunctionCalls[0].ID})
+	b.parts = append(slices.Clip(b.parts), part)
+	return append(back, b)
+}
+
 // returnable reports whether m's reasoning goes back to this adapter's
 // provider: blocks it sealed (a signature, or redacted), in a message it
 // made.

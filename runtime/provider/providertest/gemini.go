@@ -146,6 +146,7 @@ func geminiCheck(r *http.Request, body []byte) (Reply, bool) {
 // geminiSignatures refuses, as Gemini 3 does, a request whose current turn
 // (the contents after the last user text) has a function call turn whose
 // first call has lost its thought signature, or carries one the server did
+// not make other than the placeholders Google documents for calls Gemini did
 // not make.
 func geminiSignatures(contents []map[string]any) (Reply, bool) {
 	current := 0
@@ -169,6 +170,8 @@ func geminiSignatures(contents []map[string]any) (Reply, bool) {
 				return geminiInvalid(fmt.Sprintf("Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, "+
 					"and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:%v`, position %d. "+
 					"Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.", fc["name"], current+i+1))
+			case sig == "skip_thought_signature_validator" || sig == "context_engineering_is_the_way_to_go":
+				// Google's placeholders for a call Gemini did not make.
 			case !strings.HasPrefix(sig, "sig-"):
 				return geminiInvalid("Corrupted thought signature.")
 			}
