@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -206,14 +207,33 @@ func (s *Session) Run(ctx context.Context, task string) (any, error) {
 
 // call runs the tactic, turning a panic into an error that carries the
 // panic's value and stack, so that the run's log is finished with what
-// happened and a batch or sweep goes on with its other tasks.
+// happened and a batch or sweep goes on with its other tasks. Its first
+// line names the function and line that panicked, since a command line
+// shows only that line.
 func (s *Session) call(ctx context.Context, task string) (result any, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			result, err = nil, fmt.Errorf("tactic %s panicked: %v\n%s", s.Tactic, v, debug.Stack())
+			result, err = nil, fmt.Errorf("tactic %s panicked: %v%s\n%s", s.Tactic, v, panicSite(), debug.Stack())
 		}
 	}()
 	return s.tactic.Call(ctx, s, task)
+}
+
+// panicSite is " (at FUNCTION, FILE:LINE)" for the function that panicked,
+// the first frame outside the runtime below the deferred call it is called
+// from; "" when there is none.
+func panicSite() string {
+	pc := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pc[:runtime.Callers(3, pc)])
+	for {
+		f, more := frames.Next()
+		if f.Function != "" && !strings.HasPrefix(f.Function, "runtime.") {
+			return fmt.Sprintf(" (at %s, %s:%d)", f.Function, f.File, f.Line)
+		}
+		if !more {
+			return ""
+		}
+	}
 }
 
 // Sub calls another registered tactic as part of this one, with the same

@@ -251,7 +251,13 @@ func runOne(cmd *cobra.Command, o *runCmdOptions, cfg *config.Config, ropts tact
 	case logs.StatusCancelled:
 		return &exitError{code: ExitError, errs: []error{fmt.Errorf("cancelled; log at %s", res.Dir)}}
 	case logs.StatusFailed:
-		return &exitError{code: ExitError, errs: []error{fmt.Errorf("run %s failed: %s; log at %s", res.RunID, res.Error, res.Dir)}}
+		// A panicking tactic's stack stays in the log (run_end.error):
+		// joined into one line it would bury what panicked, and where.
+		msg, _, stack := strings.Cut(res.Error, "\ngoroutine ")
+		if stack {
+			msg += " (its stack is run_end.error in the log)"
+		}
+		return &exitError{code: ExitError, errs: []error{fmt.Errorf("run %s failed: %s; log at %s", res.RunID, msg, res.Dir)}}
 	}
 	return nil
 }
