@@ -552,14 +552,20 @@ func (r *Report) table() ([]string, [][]string) {
 	return header, rows
 }
 
-// shortNames are the shortest dotted suffixes that tell the axes apart.
+// tableColumns are the headers of the table's own columns, which an axis's
+// name must not take: an axis params.n is "params.n", not a second "n".
+var tableColumns = map[string]bool{"n": true, "tokens in": true, "tokens out": true, "cost": true,
+	"p50": true, "p95": true, "errors": true, "Δ rows": true}
+
+// shortNames are the shortest dotted suffixes that tell the axes apart
+// and are not the header of one of the table's own columns.
 func shortNames(paths []string) []string {
 	out := make([]string, len(paths))
 	for i, p := range paths {
 		parts := strings.Split(p, ".")
 		for n := 1; n <= len(parts); n++ {
 			cand := strings.Join(parts[len(parts)-n:], ".")
-			unique := true
+			unique := !tableColumns[cand] && !strings.HasPrefix(cand, "pass@")
 			for j, q := range paths {
 				if j != i && (q == cand || strings.HasSuffix(q, "."+cand)) {
 					unique = false
