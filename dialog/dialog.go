@@ -151,7 +151,12 @@ func (d *Dialog) Cost() Cost {
 }
 
 // OwnCost is the cost of the messages the dialog added itself, after its
-// split point; summing OwnCost over a tree counts each message once.
+// split point; summing OwnCost over a tree counts each message once. It is
+// not what the tree's model calls cost: an agent's reply is added both to
+// its working copy ("ALIAS#N") and to the dialog it answers, each copy
+// with the call's usage, so the sum over an agent's dialogs counts every
+// kept reply twice. Sum the model_call records for that (inspect.Tree.Total,
+// or inspect.Node.CallCost over a tree).
 func (d *Dialog) OwnCost() Cost {
 	var c Cost
 	d.mu.Lock()

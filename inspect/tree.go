@@ -73,7 +73,9 @@ type Node struct {
 	// Messages is the dialog's message count, inherited ones included.
 	Messages int
 	// Cost is the usage and dollars recorded on the messages the dialog
-	// added itself (after its split point), as dialog.Dialog.OwnCost.
+	// added itself (after its split point), as dialog.Dialog.OwnCost: a
+	// kept reply counts in its working copy's Cost and in its dialog's,
+	// so summing Cost over a tree counts it twice (CallCost does not).
 	Cost dialog.Cost
 	// Calls is the number of model_call records made on this dialog,
 	// CallErrors how many of them failed, and CallCost what they cost.

@@ -391,12 +391,18 @@ type CallSession struct {
 	Dialog string // the canonical dialog's id
 	alias  string // the canonical dialog's alias
 	// Attempts are the working dialogs, one per parse attempt, in order;
-	// all but the last failed to parse when State is not "ok".
+	// all but the last failed to parse, and the last too when State is
+	// "parse_failed".
 	Attempts []string
 	// Calls are the model invocations, retries included.
-	Calls     []Call
+	Calls []Call
+	// ToolCalls are the tool calls answered, in order, each with the
+	// Result (or Error) the model was sent: cut to Limits.MaxToolOutput,
+	// and for a repeated call the quote of the earlier result.
 	ToolCalls []dialog.FunctionCall
-	Cost      dialog.Cost
+	// Cost is what the model calls of this Respond cost, those of attempts
+	// whose reply failed to parse included.
+	Cost dialog.Cost
 	// State is "ok", "parse_failed" or "error".
 	State string
 }
