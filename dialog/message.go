@@ -148,8 +148,13 @@ type Message struct {
 	Name string `json:"name,omitempty"`
 	// Agent attributes an assistant turn to a guest agent; empty means the
 	// dialog's own agent.
-	Agent         string            `json:"agent,omitempty"`
-	Modality      Modality          `json:"modality,omitempty"`
+	Agent    string   `json:"agent,omitempty"`
+	Modality Modality `json:"modality,omitempty"`
+	// FunctionCalls are, on a model's reply (RoleToolCall or
+	// RoleAssistant), the tool calls it requests; on a RoleTool message,
+	// the one call it answers (ToolCallID), with its Result or Error. To
+	// count the tool calls of a dialog, count those of the replies
+	// (IsFunctionCall), not of every message.
 	FunctionCalls []FunctionCall    `json:"function_calls,omitempty"`
 	Reasoning     []Reasoning       `json:"reasoning,omitempty"`    // the model's reasoning before this reply, when its provider returned it
 	ToolCallID    string            `json:"tool_call_id,omitempty"` // for RoleTool: the call this answers
@@ -182,8 +187,9 @@ func (m *Message) ReasoningText() string {
 	return b.String()
 }
 
-// IsFunctionCall reports whether the message requests tool calls.
-func (m *Message) IsFunctionCall() bool { return len(m.FunctionCalls) > 0 }
+// IsFunctionCall reports whether the message requests tool calls: false for
+// a RoleTool message, whose FunctionCalls hold the call it answers.
+func (m *Message) IsFunctionCall() bool { return m.Role != RoleTool && len(m.FunctionCalls) > 0 }
 
 // Text is the message's text: Content, or its text parts joined by newlines.
 func (m *Message) Text() string {
