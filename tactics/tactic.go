@@ -65,6 +65,20 @@ func RegisterReplayOnly(name string, f Factory) {
 	}
 }
 
+// builtinNames are the tactics package tactics/builtin registers.
+var builtinNames = []string{"best_of_n", "chat", "debate", "react", "self_refine"}
+
+// builtinHint adds to err, New's error for the unknown tactic name, how a
+// program gets the built-in tactics, when name is one of them: a Go
+// program that runs configs without importing tactics/builtin (or
+// embedding the CLI) has none.
+func builtinHint(name string, err error) error {
+	if !slices.Contains(builtinNames, name) {
+		return err
+	}
+	return fmt.Errorf("%w (%s is a built-in tactic: import _ \"github.com/lllm-go/lllm/tactics/builtin\" to register the built-in tactics)", err, name)
+}
+
 // Names lists the registered tactics, sorted, replay-only ones included.
 func Names() []string { return factories.Names() }
 
@@ -74,7 +88,7 @@ func Names() []string { return factories.Names() }
 func New(name string, params map[string]any) (Tactic, error) {
 	f, full, err := factories.Lookup(name)
 	if err != nil {
-		return nil, err
+		return nil, builtinHint(name, err)
 	}
 	t, err := f(params)
 	if err != nil {
