@@ -313,7 +313,11 @@ func (a *Agent) lookup(alias string) (*dialog.Dialog, error) {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		return nil, fmt.Errorf("%s: no dialog %q (open: %s)", AgentLabel(a.Name), alias, strings.Join(names, ", "))
+		open := "no dialog is open: Open one first"
+		if len(names) > 0 {
+			open = "open: " + strings.Join(names, ", ")
+		}
+		return nil, fmt.Errorf("%s: no dialog %q (%s)", AgentLabel(a.Name), alias, open)
 	}
 	return d, nil
 }

@@ -44,6 +44,12 @@ func DecodeParams(params map[string]any, v any) error {
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
+		for _, u := range unknown {
+			if f := untagged(rv.Elem().Type(), u); f != "" {
+				// The tactic's bug, not the config's.
+				return &ParamError{Param: u, Err: fmt.Errorf("param %q: field %s of %s has no json tag: tag it `json:%q`", u, f, rv.Elem().Type(), u)}
+			}
+		}
 		return &ParamError{Param: unknown[0], Err: unknownParams(unknown, accepted)}
 	}
 	params, err := durationParams(params, rv.Elem().Type())
@@ -104,6 +110,18 @@ func paramName(f reflect.StructField) (string, bool) {
 		name = f.Name
 	}
 	return name, true
+}
+
+// untagged is the name of the exported field of t without a json name
+// that key names but for case, or "".
+func untagged(t reflect.Type, key string) string {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); f.IsExported() && name == "" && strings.EqualFold(f.Name, key) {
+			return f.Name
+		}
+	}
+	return ""
 }
 
 // durationParams returns params with the value of each param that t, a

@@ -162,7 +162,11 @@ func (s *Session) Agent(name string) (*Agent, error) {
 			names = append(names, n)
 		}
 		slices.Sort(names)
-		return nil, fmt.Errorf("tactic %s: no agent %q (configured: %s)", s.Tactic, name, strings.Join(names, ", "))
+		configured := "no agents are configured"
+		if len(names) > 0 {
+			configured = "configured: " + strings.Join(names, ", ")
+		}
+		return nil, fmt.Errorf("tactic %s: no agent %q (%s)", s.Tactic, name, configured)
 	}
 	a := mk()
 	a.onCall, a.turns = s.record, s.turns
