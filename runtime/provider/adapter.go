@@ -289,6 +289,9 @@ func (a *Adapter) fromWire(out *Response, w wireReply, model string) {
 		// With the signatures and redacted blocks the client loses.
 		out.Message.Reasoning = w.reasoning
 	}
+	if len(w.thinking) > 0 {
+		out.Message.Reasoning = []dialog.Reasoning{{Text: string(w.thinking)}}
+	}
 	if w.thoughts != "" {
 		out.Message.Content = w.answer
 		out.Message.Reasoning = append(out.Message.Reasoning, dialog.Reasoning{Text: w.thoughts})

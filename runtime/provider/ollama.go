@@ -207,13 +207,7 @@ func (o *ollamaTap) note(line []byte) {
 		return
 	}
 	o.st.setWire(func(w *wireReply) {
-		if t := r.Message.Thinking; t != "" {
-			// One unsigned block, as OpenAI's reasoning_content.
-			if len(w.reasoning) == 0 {
-				w.reasoning = []dialog.Reasoning{{}}
-			}
-			w.reasoning[0].Text += t
-		}
+		w.thinking = append(w.thinking, r.Message.Thinking...)
 		if o.stream {
 			o.st.queue(Chunk{Reasoning: r.Message.Thinking})
 			o.st.queue(Chunk{Text: r.Message.Content})

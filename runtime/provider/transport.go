@@ -33,6 +33,7 @@ type callState struct {
 	failed error         // why the last request got no response, naming it
 	cut    error         // why the last response's body could not be read whole
 	body   bodyTap       // the last response's body, as the client reads it
+	reply  openaiTap     // an OpenAI reply's body (see tapReply)
 	wire   wireReply
 	// tapped is set when the transport reads a stream's text and
 	// reasoning itself (OpenAI's sseTap, Gemini's usageTap, ollamaTap):

@@ -8,6 +8,7 @@ package provider
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
@@ -33,8 +34,11 @@ type wireReply struct {
 	calls []dialog.FunctionCall
 	// anthropic: the reply's thinking blocks, with the signatures a
 	// stream's client drops and the redacted blocks it cannot read.
-	// ollama: the reply's thinking, as one unsigned block.
+	// openai: reasoning under "reasoning", as one unsigned block.
 	reasoning []dialog.Reasoning
+	// openai streams, ollama: the reply's reasoning text as it came,
+	// under whichever name, made one unsigned block.
+	thinking []byte
 	// googleai: the thought signatures of the reply's function calls
 	// (each call's, "" for none) and of its text, which Google's client
 	// drops; and, when the reply has thought summaries, their text and the
@@ -288,7 +292,8 @@ func (u *usageTap) note(eof bool) {
 var errNoFinishReason = errors.New("the stream ended without a finishReason")
 
 // tapReply reads what langchaingo loses of a successful reply. ollama: the
-// tool calls. openai: a refusal, and an error event inside a stream.
+// tool calls and thinking. openai: a refusal, reasoning under "reasoning",
+// and an error event inside a stream.
 // anthropic: the thinking blocks (see thinking.go), and a reply without
 // content blocks (a refusal, an empty end_turn), which langchaingo takes
 // for an error: it is handed one empty text block instead.
@@ -311,25 +316,17 @@ func tapReply(style wireStyle, resp *http.Response, st *callState) error {
 		}
 		return nil
 	}
-	if style == wireOpenAI && len(st.format) == 0 {
-		return nil // a refusal comes with structured outputs
+	if style == wireOpenAI {
+		st.reply = openaiTap{ReadCloser: resp.Body, st: st, buf: replyBufs.Get().(*bytes.Buffer)}
+		resp.Body = &st.reply
+		return nil
 	}
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
 		return err
 	}
-	switch style {
-	case wireOpenAI:
-		var r struct {
-			Choices []struct {
-				Message struct{ Refusal string } `json:"message"`
-			} `json:"choices"`
-		}
-		if json.Unmarshal(body, &r) == nil && len(r.Choices) > 0 && r.Choices[0].Message.Refusal != "" {
-			st.setWire(func(w *wireReply) { w.refusal = r.Choices[0].Message.Refusal })
-		}
-	case wireAnthropic:
+	if style == wireAnthropic {
 		var r struct {
 			Content []json.RawMessage `json:"content"`
 		}
@@ -346,6 +343,67 @@ func tapReply(style wireStyle, resp *http.Response, st *callState) error {
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
 	return nil
+}
+
+// openaiTap keeps an OpenAI reply's body as the client reads it and, once
+// it is read, notes what the client loses of it: a refusal
+// (message.refusal), and reasoning under "reasoning" (vLLM, OpenRouter,
+// Ollama's /v1), where langchaingo reads only DeepSeek's
+// "reasoning_content". It lives in the callState, and its buffer is
+// pooled, so a reply costs no allocation.
+type openaiTap struct {
+	io.ReadCloser
+	st   *callState
+	buf  *bytes.Buffer // nil once noted
+	once sync.Once
+}
+
+// replyBufs are the buffers of openaiTaps.
+var replyBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func (t *openaiTap) Read(p []byte) (int, error) {
+	n, err := t.ReadCloser.Read(p)
+	if t.buf != nil {
+		t.buf.Write(p[:n])
+	}
+	if err == io.EOF {
+		t.once.Do(t.note)
+	}
+	return n, err
+}
+
+func (t *openaiTap) Close() error {
+	t.once.Do(t.note)
+	return t.ReadCloser.Close()
+}
+
+func (t *openaiTap) note() {
+	body := t.buf.Bytes()
+	if bytes.Contains(body, []byte(`"refusal":"`)) || bytes.Contains(body, []byte(`"reasoning"`)) {
+		var r struct {
+			Choices []struct {
+				Message struct {
+					Refusal   string
+					Reasoning string `json:"reasoning"`
+					Content   string `json:"reasoning_content"`
+				} `json:"message"`
+			} `json:"choices"`
+		}
+		if json.Unmarshal(body, &r) == nil && len(r.Choices) > 0 {
+			m := r.Choices[0].Message
+			t.st.setWire(func(w *wireReply) {
+				w.refusal = m.Refusal
+				if m.Content == "" && m.Reasoning != "" {
+					w.reasoning = []dialog.Reasoning{{Text: m.Reasoning}}
+				}
+			})
+		}
+	}
+	if t.buf.Cap() <= 1<<20 { // a huge reply's buffer is not kept
+		t.buf.Reset()
+		replyBufs.Put(t.buf)
+	}
+	t.buf = nil
 }
 
 // sseTap notes, line by line, the text, tool calls, refusal and error
@@ -397,17 +455,21 @@ func (s *sseTap) note(line []byte) {
 		s.finished = bytes.Equal(bytes.TrimSpace(data), []byte("[DONE]")) || hasFinishReason(data)
 	}
 	if !ok || !bytes.Contains(data, []byte(`"error"`)) && !bytes.Contains(data, []byte(`"refusal":"`)) &&
-		!bytes.Contains(data, []byte(`"tool_calls"`)) && !bytes.Contains(data, []byte(`content"`)) {
+		!bytes.Contains(data, []byte(`"tool_calls"`)) && !bytes.Contains(data, []byte(`content"`)) &&
+		!bytes.Contains(data, []byte(`"reasoning"`)) {
 		return // content" is in "content" and "reasoning_content"
 	}
 	var ev struct {
 		Error   *struct{ Type, Message string } `json:"error"`
 		Choices []struct {
 			Delta struct {
-				Content   string
-				Reasoning string `json:"reasoning_content"`
-				Refusal   string
-				ToolCalls []struct {
+				Content string
+				// DeepSeek's name, which langchaingo reads, and vLLM's,
+				// OpenRouter's and Ollama's, which it does not.
+				ReasoningContent string `json:"reasoning_content"`
+				Reasoning        string `json:"reasoning"`
+				Refusal          string
+				ToolCalls        []struct {
 					Index    int
 					ID       string
 					Function struct{ Name, Arguments string }
@@ -420,9 +482,11 @@ func (s *sseTap) note(line []byte) {
 	}
 	if len(ev.Choices) > 0 {
 		d := &ev.Choices[0].Delta
+		reasoning := cmp.Or(d.ReasoningContent, d.Reasoning)
 		s.st.mu.Lock()
-		s.st.queue(Chunk{Reasoning: d.Reasoning})
+		s.st.queue(Chunk{Reasoning: reasoning})
 		s.st.queue(Chunk{Text: d.Content})
+		s.st.wire.thinking = append(s.st.wire.thinking, reasoning...)
 		s.st.mu.Unlock()
 	}
 	if ev.Error == nil && (len(ev.Choices) == 0 || ev.Choices[0].Delta.Refusal == "" && len(ev.Choices[0].Delta.ToolCalls) == 0) {

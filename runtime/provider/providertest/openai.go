@@ -62,6 +62,15 @@ func openaiUsage(u Usage) map[string]any {
 	}
 }
 
+// reasoningFields are the fields of an OpenAI reply that carry r's
+// reasoning.
+func reasoningFields(r Reply) []string {
+	if r.ReasoningField == "" {
+		return []string{"reasoning_content"}
+	}
+	return strings.Split(r.ReasoningField, ",")
+}
+
 func openaiFinish(r Reply) string {
 	switch {
 	case r.FinishReason != "":
@@ -89,7 +98,9 @@ func (openaiProtocol) write(w http.ResponseWriter, req map[string]any, r Reply) 
 		msg["content"] = r.Text
 	}
 	if t := thinkingText(r); t != "" {
-		msg["reasoning_content"] = t
+		for _, f := range reasoningFields(r) {
+			msg[f] = t
+		}
 	}
 	if len(r.ToolCalls) > 0 {
 		calls := make([]map[string]any, len(r.ToolCalls))
@@ -130,7 +141,11 @@ func writeOpenAIStream(w http.ResponseWriter, req map[string]any, r Reply) {
 	}
 	s.event("", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
 	for _, p := range pieces(thinkingText(r), 3) {
-		s.event("", chunk(map[string]any{"content": nil, "reasoning_content": p}, nil))
+		delta := map[string]any{"content": nil}
+		for _, f := range reasoningFields(r) {
+			delta[f] = p
+		}
+		s.event("", chunk(delta, nil))
 	}
 	for _, p := range pieces(r.Text, 3) {
 		s.event("", chunk(map[string]any{"content": p}, nil))

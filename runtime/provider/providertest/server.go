@@ -34,9 +34,13 @@ type Reply struct {
 	// Thinking are the reply's reasoning blocks, before its text
 	// (Anthropic); Gemini signs the reply's first call with the first
 	// block's text. OpenAI's server sends their text as
-	// reasoning_content (as DeepSeek and vLLM do), Ollama's as the
-	// message's thinking.
+	// reasoning_content (as DeepSeek does) or as ReasoningField says,
+	// Ollama's as the message's thinking.
 	Thinking []Thinking
+	// ReasoningField names the OpenAI reply's fields that carry the
+	// text of Thinking, comma-separated: "reasoning_content" when empty;
+	// "reasoning" as vLLM, OpenRouter and Ollama's /v1 send it.
+	ReasoningField string
 	// Usage is the reply's token usage.
 	Usage Usage
 	// FinishReason is the stop reason; empty is the protocol's usual one
