@@ -585,6 +585,9 @@ func (a *Adapter) messages(in []*dialog.Message, model string) ([]llms.MessageCo
 			if current >= 0 && i >= current && len(m.FunctionCalls) > 0 {
 				back = signFirstCall(back, m, len(out)-systems)
 			}
+			if b, ok := a.reasoningContent(m); ok {
+				back = append(back, b)
+			}
 			if len(m.FunctionCalls) == 0 {
 				out = append(out, text(llms.ChatMessageTypeAI, m.Text()))
 				continue

@@ -39,6 +39,10 @@ type thinkingBack struct {
 	blocks []dialog.Reasoning
 	parts  []int
 	part   int
+	// call is, on OpenAI's wire, the id of the message's first tool call,
+	// which finds the message (langchaingo leaves out the system messages
+	// of some models): its reasoning goes in its reasoning_content.
+	call string
 }
 
 // bedrockPlaces sets, for each of back (its at the index in msgs of the
@@ -164,10 +168,60 @@ type anthropicBlock struct {
 // insertThinking returns body with the reasoning of back put back, as
 // Gemini's signatures (back's parts set) or Anthropic's blocks.
 func insertThinking(body []byte, back []thinkingBack) ([]byte, error) {
-	if back[0].parts != nil {
+	switch {
+	case back[0].call != "":
+		return setReasoningContent(body, back)
+	case back[0].parts != nil:
 		return signGeminiParts(body, back)
 	}
 	return insertAnthropicThinking(body, back)
+}
+
+// reasoningContent is the thinkingBack of m, a reply with tool calls, on
+// OpenAI's wire: its reasoning's text, which DeepSeek's thinking mode
+// requires back on every earlier tool round (it refuses the request
+// without); ok is false when m has none, or another provider made it.
+func (a *Adapter) reasoningContent(m *dialog.Message) (b thinkingBack, ok bool) {
+	if a.d.wire != wireOpenAI || len(m.FunctionCalls) == 0 || m.FunctionCalls[0].ID == "" || !strings.HasPrefix(m.Model, a.prefix) {
+		return b, false
+	}
+	text := m.ReasoningText()
+	return thinkingBack{call: m.FunctionCalls[0].ID, blocks: []dialog.Reasoning{{Text: text}}}, text != ""
+}
+
+// setReasoningContent returns body, an OpenAI chat-completions request,
+// with the reasoning of each of back as the reasoning_content of the
+// assistant message whose first tool call is back's.
+func setReasoningContent(body []byte, back []thinkingBack) ([]byte, error) {
+	var r struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, err
+	}
+	for i, raw := range r.Messages {
+		var m struct {
+			Role      string `json:"role"`
+			ToolCalls []struct {
+				ID string `json:"id"`
+			} `json:"tool_calls"`
+		}
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, err
+		}
+		if m.Role != "assistant" || len(m.ToolCalls) == 0 {
+			continue
+		}
+		k := slices.IndexFunc(back, func(b thinkingBack) bool { return b.call == m.ToolCalls[0].ID })
+		if k < 0 {
+			continue
+		}
+		var err error
+		if r.Messages[i], err = setMember(raw, "reasoning_content", back[k].blocks[0].Text); err != nil {
+			return nil, err
+		}
+	}
+	return setMember(body, "messages", r.Messages)
 }
 
 // signGeminiParts returns body, a Gemini generateContent request, with each

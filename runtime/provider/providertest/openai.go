@@ -12,8 +12,10 @@ import (
 // default reply. A request with "stream": true is answered with
 // server-sent events: the text in a few chunks, then parallel tool calls
 // as OpenAI streams them, with each call's argument fragments interleaved
-// by index, then the usage if stream_options.include_usage is set. The
-// server is closed when the test ends.
+// by index, then the usage if stream_options.include_usage is set. For a
+// deepseek-* model the server refuses, as DeepSeek's thinking mode does, a
+// request with an assistant tool call message without its
+// reasoning_content. The server is closed when the test ends.
 func NewOpenAIServer(t testing.TB, replies ...Reply) *Server {
 	t.Helper()
 	return newServer(t, openaiProtocol{}, replies)
@@ -62,6 +64,20 @@ func openaiUsage(u Usage) map[string]any {
 	}
 }
 
+// reasoningBack reports whether every assistant message of req with
+// tool calls carries its reasoning_content, as DeepSeek's thinking mode
+// (its default) requires.
+func reasoningBack(req map[string]any) bool {
+	for _, m := range Messages(req) {
+		if m["role"] == "assistant" && m["tool_calls"] != nil {
+			if rc, _ := m["reasoning_content"].(string); rc == "" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // reasoningFields are the fields of an OpenAI reply that carry r's
 // reasoning.
 func reasoningFields(r Reply) []string {
@@ -88,7 +104,12 @@ func toolCallID(tc ToolCall, i int) string {
 	return "call_fake_" + string(rune('a'+i%26))
 }
 
-func (openaiProtocol) write(w http.ResponseWriter, req map[string]any, r Reply) {
+func (p openaiProtocol) write(w http.ResponseWriter, req map[string]any, r Reply) {
+	if strings.HasPrefix(modelOf(req), "deepseek-") && !reasoningBack(req) {
+		p.writeError(w, Reply{Status: http.StatusBadRequest, ErrorCode: "invalid_request_error",
+			ErrorMessage: "The reasoning_content in the thinking mode must be passed back to the API."})
+		return
+	}
 	if stream, _ := req["stream"].(bool); stream {
 		writeOpenAIStream(w, req, r)
 		return
