@@ -111,9 +111,10 @@ type CellReport struct {
 func (c CellReport) MarshalJSON() ([]byte, error) {
 	type plain CellReport // c's fields, without this method
 	type scoreJSON struct {
-		Name   string   `json:"name"`
-		Mean   *float64 `json:"mean"`
-		StdErr *float64 `json:"stderr"`
+		Name     string   `json:"name"`
+		Mean     *float64 `json:"mean"`
+		StdErr   *float64 `json:"stderr"`
+		Unscored int      `json:"unscored,omitempty"`
 	}
 	out := struct {
 		plain
@@ -132,7 +133,7 @@ func (c CellReport) MarshalJSON() ([]byte, error) {
 		if c.N < 2 {
 			se = nil // one sample has no spread to estimate
 		}
-		out.Scores = append(out.Scores, scoreJSON{Name: s.Name, Mean: finished(s.Mean), StdErr: se})
+		out.Scores = append(out.Scores, scoreJSON{Name: s.Name, Mean: finished(s.Mean), StdErr: se, Unscored: s.Unscored})
 	}
 	out.P50MS, out.P95MS = finished(c.P50MS), finished(c.P95MS)
 	return json.Marshal(out)
@@ -145,6 +146,10 @@ type ScoreStat struct {
 	Name   string  `json:"name"`
 	Mean   float64 `json:"mean"`
 	StdErr float64 `json:"stderr"`
+	// Unscored counts the cell's samples whose run succeeded but that the
+	// scorer could not score (a judge's reply with no verdict, say): each
+	// scores 0 on it, and its record's score_errors says why.
+	Unscored int `json:"unscored,omitempty"`
 }
 
 // Report aggregates what the sweep's directory holds for its cells,
@@ -268,6 +273,7 @@ type cellAgg struct {
 	tokensIn, tokOut int
 	cost             ksum
 	sum, sumSq       []ksum
+	unscored         []int // per scorer: samples that ran but it could not score
 	lat              latencySample
 	perRow           map[int32]*rowAgg
 }
@@ -283,7 +289,7 @@ type rowAgg struct {
 func (x *rowAgg) mean(i int) float64 { return x.sum[i].value() / float64(x.n) }
 
 func newCellAgg(scorers int) *cellAgg {
-	return &cellAgg{sum: make([]ksum, scorers), sumSq: make([]ksum, scorers), perRow: map[int32]*rowAgg{}}
+	return &cellAgg{sum: make([]ksum, scorers), sumSq: make([]ksum, scorers), unscored: make([]int, scorers), perRow: map[int32]*rowAgg{}}
 }
 
 // add counts r, a sample of the dataset row row; scorers[pass] is the
@@ -304,6 +310,9 @@ func (a *cellAgg) add(r *Record, row int32, scorers []string, pass int) {
 		v := r.Scores[name]
 		a.sum[i].add(v)
 		a.sumSq[i].add(v * v)
+		if _, failed := r.ScoreErrors[name]; failed && r.Status == "ok" {
+			a.unscored[i]++
+		}
 	}
 	if len(scorers) > 0 {
 		ra := a.perRow[row]
@@ -329,7 +338,7 @@ func (a *cellAgg) report(c ManifestCell, scorers []string, passK []int) CellRepo
 		cr.Settings[s.Path] = s.Value
 	}
 	for i, name := range scorers {
-		st := ScoreStat{Name: name}
+		st := ScoreStat{Name: name, Unscored: a.unscored[i]}
 		if a.n > 0 {
 			st.Mean = a.sum[i].value() / float64(a.n)
 		}

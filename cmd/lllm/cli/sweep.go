@@ -217,6 +217,7 @@ func runSweep(cmd *cobra.Command, o *sweepCmdOptions, path string) error {
 		fmt.Fprintf(out, "%d/%d samples done%s, %d run now%s, %d model calls, %d cache hits; results in %s\n",
 			rep.Done, rep.Samples, toRetry(rep), rep.Ran, rescored, rep.Calls, rep.CacheHits, rep.Dir)
 	}
+	warn(cmd, unscoredWarnings(rep))
 	if rep.RescoreFailed > 0 {
 		warn(cmd, []string{fmt.Sprintf("%d samples could not be re-scored (%s); their answers stand, but the table counts them only once they have every scorer's score: run the sweep again to re-score them",
 			rep.RescoreFailed, rep.RescoreError)})
@@ -375,7 +376,31 @@ func printReport(cmd *cobra.Command, rep *sweep.Report, warnings []string, err e
 	if format == "text" {
 		fmt.Fprintf(out, "%s%d/%d samples done%s; results in %s\n", prefix, rep.Done, rep.Samples, toRetry(rep), rep.Dir)
 	}
-	return out.flush()
+	if err := out.flush(); err != nil {
+		return err
+	}
+	warn(cmd, unscoredWarnings(rep))
+	return nil
+}
+
+// unscoredWarnings says, for each scorer that could not score some
+// samples whose run succeeded (a judge whose reply had no verdict), how
+// many: each scores 0, which the table cannot tell from a wrong answer.
+func unscoredWarnings(rep *sweep.Report) []string {
+	unscored, ran := map[string]int{}, 0
+	for _, c := range rep.Cells {
+		ran += c.N - c.Errors
+		for _, s := range c.Scores {
+			unscored[s.Name] += s.Unscored
+		}
+	}
+	var out []string
+	for _, name := range rep.Scorers {
+		if n := unscored[name]; n > 0 {
+			out = append(out, fmt.Sprintf("scorer %s could not score %d of the %d samples that ran, which score 0 on it: score_errors in the samples files of %s say why", name, n, ran, rep.Dir))
+		}
+	}
+	return out
 }
 
 func newSweepMergeCmd(opts *options) *cobra.Command {
