@@ -200,12 +200,27 @@ func kindOf(path string) string {
 	if err != nil {
 		return ""
 	}
-	var top map[string]any
-	if yaml.Unmarshal(data, &top) != nil {
+	// The top-level keys of the document as written: a key given twice
+	// (a problem the file's own check reports) does not hide its kind.
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil || len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
 		return ""
 	}
+	top := map[string]*yaml.Node{}
+	for m, i := root.Content[0], 0; i+1 < len(m.Content); i += 2 {
+		if _, ok := top[m.Content[i].Value]; !ok {
+			top[m.Content[i].Value] = m.Content[i+1]
+		}
+	}
 	_, dataset := top["dataset"]
-	tactic, hasTactic := top["tactic_type"]
+	tacticNode, hasTactic := top["tactic_type"]
+	var tactic string
+	if hasTactic {
+		if tacticNode.Kind == yaml.AliasNode && tacticNode.Alias != nil {
+			tacticNode = tacticNode.Alias
+		}
+		tactic = tacticNode.Value
+	}
 	switch {
 	case dataset && !hasTactic:
 		return "sweep"
