@@ -264,7 +264,12 @@ func prepare(ctx context.Context, cfg *config.Config, opts RunOptions, ps *promp
 	// and each agent's own.
 	var errs []error
 	var needs []string
-	t, err := New(cfg.TacticType, cfg.Params)
+	var t Tactic
+	var err error
+	if cfg.TacticType != "" {
+		// A missing tactic_type is config.Validate's problem, said once.
+		t, err = New(cfg.TacticType, cfg.Params)
+	}
 	var pe *ParamError
 	switch {
 	case errors.As(err, &pe):
@@ -272,20 +277,26 @@ func prepare(ctx context.Context, cfg *config.Config, opts RunOptions, ps *promp
 	case err != nil:
 		// A problem of the file: placed in it, as the config's own are.
 		errs = append(errs, &config.Error{File: cfg.Path, Err: err})
-	default:
+	case t != nil:
 		needs = t.Agents()
 	}
 	var specs map[string]*agentSpec
 	if verrs := config.Validate(cfg, needs); len(verrs) > 0 {
 		errs = append(errs, verrs...)
-	} else if specs, err = agentSpecs(ctx, cfg, opts, ps); err != nil {
+	} else {
+		specs, err = agentSpecs(ctx, cfg, opts, ps)
 		var ce *ConfigError
-		if !errors.As(err, &ce) {
+		switch {
+		case errors.As(err, &ce):
+			errs = append(errs, unjoin(ce.Err)...)
+		case err != nil:
 			return nil, nil, err
 		}
-		errs = append(errs, unjoin(ce.Err)...)
-	} else if t != nil {
-		errs = append(errs, unfilledVariables(cfg, t, specs)...)
+		// With the agents' other problems: specs holds the system prompt
+		// of every agent whose prompt parsed, even when its model did not.
+		if t != nil {
+			errs = append(errs, unfilledVariables(cfg, t, specs)...)
+		}
 	}
 	if len(errs) > 0 {
 		return nil, nil, &ConfigError{errors.Join(errs...)}
@@ -333,7 +344,9 @@ func PromptFiles(cfg *config.Config) map[string]string {
 }
 
 // agentSpecs opens the model and builds the spec of every agent of cfg,
-// with system prompt files from ps.
+// with system prompt files from ps. With a *ConfigError it returns the
+// specs it could start: an agent with a problem other than its system
+// prompt has a spec holding only that prompt.
 func agentSpecs(ctx context.Context, cfg *config.Config, opts RunOptions, ps *promptSource) (map[string]*agentSpec, error) {
 	shared, err := ProviderConfig(cfg)
 	if err != nil {
@@ -353,8 +366,10 @@ func agentSpecs(ctx context.Context, cfg *config.Config, opts RunOptions, ps *pr
 	alike := map[int][]string{} // index in errs -> the agents with that problem
 	for i, ac := range cfg.Agents {
 		sp, err := newSpec(ctx, cfg, ac, reg, shared, opts, tokens)
-		if err == nil {
+		if sp != nil {
 			specs[ac.Name] = sp
+		}
+		if err == nil {
 			continue
 		}
 		for _, err := range unjoin(err) {
@@ -379,7 +394,9 @@ func agentSpecs(ctx context.Context, cfg *config.Config, opts RunOptions, ps *pr
 		}
 	}
 	if len(errs) > 0 {
-		return nil, &ConfigError{errors.Join(errs...)}
+		// The specs that failed hold only their system prompt, for
+		// prepare's check of its variables.
+		return specs, &ConfigError{errors.Join(errs...)}
 	}
 	return specs, nil
 }
@@ -545,7 +562,8 @@ func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prom
 		}
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		// Only the system prompt, whose variables the caller checks too.
+		return &agentSpec{name: ac.Name, system: system}, errors.Join(errs...)
 	}
 	return sp, nil
 }
