@@ -74,6 +74,12 @@ func Config(rec *Recording, sets []string) (*config.Config, error) {
 	if len(start.Config) == 0 || string(start.Config) == "null" {
 		return nil, &tactics.ConfigError{Err: fmt.Errorf("run %s records no config, so it cannot be replayed (runs of lllm run and tactics.Run record theirs)", rec.Run.ID)}
 	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(start.Config, &top) == nil && top["tactic_type"] == nil {
+		// A program of its own (examples/agent, say) recorded some
+		// settings of its own: not a tactic config to run again.
+		return nil, &tactics.ConfigError{Err: fmt.Errorf("run %s (tactic %q) records a config without tactic_type, so it was not written by lllm run or tactics.Run and cannot be replayed", rec.Run.ID, start.Tactic)}
+	}
 	name := rec.Run.Path() + " (recorded config)"
 	noBase := func(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", path, fs.ErrNotExist)
