@@ -428,7 +428,9 @@ type Call struct {
 // MaxInterruptSteps rounds; a reply that fails to parse is answered with the
 // exception prompt, up to MaxExceptionRetry times. Only the final, parsed
 // reply is appended to the dialog; every attempt stays in the tree and the
-// log.
+// log. The model is called whatever the dialog ends with: Receive what it
+// should answer first (after the agent's own reply, Anthropic takes that
+// reply as a prefill and continues it).
 func (a *Agent) Respond(ctx context.Context) (*dialog.Message, *CallSession, error) {
 	return a.RespondTo(ctx, "")
 }

@@ -1,16 +1,21 @@
 package provider
 
-// Bedrock: the model over the AWS SDK, and the SDK middlewares that edit its
-// requests before they are signed and keep its replies whole.
+// Bedrock: the model over the AWS SDK, the SDK middlewares that edit its
+// requests before they are signed and keep its replies whole, and the tap
+// that reads its streams.
 
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
 
+	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -154,4 +159,72 @@ func bedrockStopReason(stack *middleware.Stack) error {
 			st.setWire(func(w *wireReply) { w.finish = reply.StopReason })
 			return out, md, nil
 		}), middleware.Before) // outermost: the result is decoded by then
+}
+
+// bedrockStreamTap reads a Bedrock response stream, AWS event stream
+// frames, as the SDK reads it. An Anthropic model's "chunk" events carry
+// the messages API's events: their thinking blocks are noted as an
+// Anthropic stream's are (see thinkingTap), which langchaingo's Bedrock
+// client drops, and their text and thinking are queued for the streaming
+// function in order (see callState.tapped), as the client hands it the
+// text alone. (langchaingo streams Anthropic models only; another's
+// stream, without message_start, would be left to the client.)
+type bedrockStreamTap struct {
+	io.ReadCloser
+	events thinkingTap
+	frame  []byte // the frame being read
+	dec    *eventstream.Decoder
+	once   sync.Once
+	// started is set by an Anthropic model's first event, message_start.
+	started bool
+}
+
+func newBedrockStreamTap(rc io.ReadCloser, st *callState) *bedrockStreamTap {
+	return &bedrockStreamTap{ReadCloser: rc, events: thinkingTap{st: st, queue: true}, dec: eventstream.NewDecoder()}
+}
+
+func (t *bedrockStreamTap) Read(p []byte) (int, error) {
+	n, err := t.ReadCloser.Read(p)
+	t.frame = append(t.frame, p[:n]...)
+	for len(t.frame) >= 4 {
+		size := int(binary.BigEndian.Uint32(t.frame))
+		if size < 16 || len(t.frame) < size {
+			break // a frame's prelude and checksums take 16 bytes
+		}
+		t.note(t.frame[:size])
+		t.frame = t.frame[:copy(t.frame, t.frame[size:])]
+	}
+	if err != nil {
+		t.once.Do(t.events.flush)
+	}
+	return n, err
+}
+
+func (t *bedrockStreamTap) Close() error {
+	t.once.Do(t.events.flush)
+	return t.ReadCloser.Close()
+}
+
+// note notes one frame of the stream.
+func (t *bedrockStreamTap) note(frame []byte) {
+	msg, err := t.dec.Decode(bytes.NewReader(frame), nil)
+	if err != nil {
+		return
+	}
+	if h := msg.Headers.Get(":event-type"); h == nil || h.String() != "chunk" {
+		return
+	}
+	var chunk struct {
+		Bytes []byte `json:"bytes"` // base64 on the wire
+	}
+	if json.Unmarshal(msg.Payload, &chunk) != nil {
+		return
+	}
+	if bytes.Contains(chunk.Bytes, []byte(`"message_start"`)) && !t.started {
+		t.started = true
+		t.events.st.tap() // an Anthropic model's stream
+	}
+	if t.started {
+		t.events.event(chunk.Bytes)
+	}
 }

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -229,21 +230,22 @@ func TestBedrockThinkingTwoRounds(t *testing.T) {
 }
 
 // A streamed reply with thinking (Bedrock streams requests without tools)
-// still gives its text, without the thinking, to Stream and the message;
-// its blocks are lost (the stream is read by the SDK), and the next call
-// goes.
+// keeps its blocks, signatures and redacted data (langchaingo's client
+// drops them), streams its thinking and then its text to Stream, and the
+// next call goes with the blocks back.
 func TestBedrockThinkingStreamed(t *testing.T) {
 	srv := providertest.NewBedrockServer(t,
 		providertest.Reply{Thinking: []providertest.Thinking{{Text: "Say hi."}, {Redacted: "redacted-aGk"}}, Text: "Hi there."},
 		providertest.Reply{Text: "Bye."})
 	m := openBedrockThinking(t, srv)
-	var streamed strings.Builder
-	stream := func(_ context.Context, c Chunk) error { streamed.WriteString(c.Text); return nil }
+	var r recorder
 	dlg := []*dialog.Message{userMsg("Hi")}
-	first := generate(t, m, &Request{Messages: dlg, Params: thinkingOn, Stream: stream}).Message
-	if first.Content != "Hi there." || streamed.String() != "Hi there." {
-		t.Errorf("reply %q, streamed %q; want the text alone", first.Content, streamed.String())
+	first := generate(t, m, &Request{Messages: dlg, Params: thinkingOn, Stream: r.stream}).Message
+	want := []dialog.Reasoning{{Text: "Say hi.", Signature: providertest.Signature("Say hi.")}, {Redacted: "redacted-aGk"}}
+	if first.Content != "Hi there." || !reflect.DeepEqual(first.Reasoning, want) {
+		t.Errorf("reply %q with reasoning %+v, want %+v", first.Content, first.Reasoning, want)
 	}
+	r.check(t, &first, 2)
 	if !strings.HasSuffix(srv.LastRequest().Path, "/invoke-with-response-stream") {
 		t.Errorf("path %s, want the streaming operation", srv.LastRequest().Path)
 	}

@@ -422,6 +422,10 @@ type thinkingTap struct {
 	blocks  []*streamedThinking
 	err     error
 	stopped bool // message_stop (or an error event), the stream's last, was read
+	// queue is set when the stream's text and thinking are queued for
+	// the streaming function (see callState.tapped): for Bedrock, whose
+	// client hands that function the text alone.
+	queue bool
 }
 
 // streamedThinking is a thinking block assembled from a stream's deltas.
@@ -485,10 +489,23 @@ func (t *thinkingTap) flush() {
 // note notes one line of the stream and returns it as the client gets it.
 func (t *thinkingTap) note(line []byte) []byte {
 	data, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data:"))
-	// An error event ends a stream too.
-	t.stopped = t.stopped || ok && (bytes.Contains(data, []byte(`"message_stop"`)) || memberStarts(data, `"type"`, `"error"`))
-	if !ok || !bytes.Contains(data, []byte("thinking")) && !bytes.Contains(data, []byte("signature_delta")) {
+	if !ok {
 		return line
+	}
+	if out := t.event(data); out != nil {
+		return out
+	}
+	return line
+}
+
+// event notes one event of the stream, and returns the line the client
+// gets in its place, or nil for the event itself.
+func (t *thinkingTap) event(data []byte) []byte {
+	// An error event ends a stream too.
+	t.stopped = t.stopped || bytes.Contains(data, []byte(`"message_stop"`)) || memberStarts(data, `"type"`, `"error"`)
+	if !bytes.Contains(data, []byte("thinking")) && !bytes.Contains(data, []byte("signature_delta")) &&
+		!(t.queue && bytes.Contains(data, []byte("text_delta"))) {
+		return nil
 	}
 	var ev struct {
 		Type         string         `json:"type"`
@@ -496,12 +513,18 @@ func (t *thinkingTap) note(line []byte) []byte {
 		ContentBlock anthropicBlock `json:"content_block"`
 		Delta        struct {
 			Type      string `json:"type"`
+			Text      string `json:"text"`
 			Thinking  string `json:"thinking"`
 			Signature string `json:"signature"`
 		} `json:"delta"`
 	}
 	if json.Unmarshal(data, &ev) != nil {
-		return line
+		return nil
+	}
+	if t.queue && ev.Type == "content_block_delta" {
+		t.st.mu.Lock()
+		t.st.queue(Chunk{Text: ev.Delta.Text, Reasoning: ev.Delta.Thinking})
+		t.st.mu.Unlock()
 	}
 	switch ev.Type {
 	case "content_block_start":
@@ -522,7 +545,7 @@ func (t *thinkingTap) note(line []byte) []byte {
 	case "content_block_delta":
 		i, ok := t.slot[ev.Index]
 		if !ok {
-			return line
+			return nil
 		}
 		switch ev.Delta.Type {
 		case "thinking_delta":
@@ -531,7 +554,7 @@ func (t *thinkingTap) note(line []byte) []byte {
 			t.blocks[i].signature.WriteString(ev.Delta.Signature)
 		}
 	}
-	return line
+	return nil
 }
 
 // start notes the start of a thinking block at index i of the stream.

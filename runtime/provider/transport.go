@@ -216,6 +216,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if t.geminiUsage && resp.StatusCode == http.StatusOK {
 			resp.Body = &usageTap{ReadCloser: resp.Body, st: st}
 		}
+		if t.signed && resp.StatusCode == http.StatusOK && resp.Header.Get("Content-Type") == "application/vnd.amazon.eventstream" {
+			resp.Body = newBedrockStreamTap(resp.Body, st)
+		}
 		if t.replies != wireNone && resp.StatusCode == http.StatusOK {
 			if err := tapReply(t.replies, resp, st); err != nil {
 				return nil, err
