@@ -75,6 +75,14 @@ type Limits struct {
 	// cut at a UTF-8 boundary, with a line saying so and from how many
 	// bytes. Zero sends every result whole.
 	MaxToolOutput int
+	// ToolConcurrency is how many tool calls of one reply run at once.
+	// Zero and one run them one after another, in the order the model
+	// made them. With more, the calls start together (that many at a
+	// time), so the tools must be safe for concurrent use; their
+	// results are still answered, logged and appended in the model's
+	// order, and a call identical to an earlier one of the same reply
+	// waits for it and quotes its result, as one after another.
+	ToolConcurrency int
 }
 
 // DefaultLimits are the reference framework's defaults, with bounded retries,
@@ -1031,6 +1039,49 @@ func toolTimeoutText(name string) string {
 	return "tool " + name + " did not return within the tool timeout of "
 }
 
+// callKey is what tells a repeated tool call: its name and arguments.
+func callKey(fc dialog.FunctionCall) string { return fc.Name + "\x00" + compactJSON(fc.Arguments) }
+
+// ranCall is a tool call run ahead of its turn (see startCalls).
+type ranCall struct {
+	done  dialog.FunctionCall
+	ran   bool
+	start time.Time
+}
+
+// startCalls starts, when more than one may run at once, the calls of a
+// reply that will run (not repeats of an earlier call: seen's, or one
+// before it in calls), at most limit at a time and in order (it returns
+// once the last has started), and returns the channel
+// each started call's result comes on, by index (nil for the others,
+// which answerCalls runs, or quotes, in turn).
+func startCalls(calls []dialog.FunctionCall, limit int, seen map[string]string, run func(dialog.FunctionCall) (dialog.FunctionCall, bool)) []chan ranCall {
+	if limit <= 1 || len(calls) < 2 {
+		return make([]chan ranCall, len(calls))
+	}
+	started := make([]chan ranCall, len(calls))
+	first := map[string]bool{}
+	slots := make(chan struct{}, limit)
+	for i, fc := range calls {
+		if seen != nil {
+			key := callKey(fc)
+			if _, ok := seen[key]; ok || first[key] {
+				continue
+			}
+			first[key] = true
+		}
+		started[i] = make(chan ranCall, 1)
+		slots <- struct{}{} // in the model's order
+		go func(fc dialog.FunctionCall, out chan<- ranCall) {
+			defer func() { <-slots }()
+			start := time.Now()
+			done, ran := run(fc)
+			out <- ranCall{done, ran, start}
+		}(fc, started[i])
+	}
+	return started
+}
+
 // timedOut reports whether done was answered by the tool timeout, not by
 // its tool: told by its text, so that a replay, which serves the recorded
 // text, decides alike.
@@ -1054,18 +1105,24 @@ func failedCall(fc dialog.FunctionCall, msg string) dialog.FunctionCall {
 // call is answered by quoting it, without run, and recorded as repeated.
 func (a *Agent) answerCalls(work *dialog.Dialog, reply *dialog.Message, lim Limits, seen map[string]string, run func(dialog.FunctionCall) (done dialog.FunctionCall, ran bool), s *CallSession) error {
 	interrupt := work.TopPrompt().InterruptPrompt()
-	for _, fc := range reply.FunctionCalls {
+	started := startCalls(reply.FunctionCalls, lim.ToolConcurrency, seen, run)
+	for i, fc := range reply.FunctionCalls {
 		start := time.Now()
 		var key string
 		done, repeated, ran := fc, false, false
 		if seen != nil {
-			key = fc.Name + "\x00" + compactJSON(fc.Arguments)
+			key = callKey(fc)
 			var prev string
 			if prev, repeated = seen[key]; repeated {
 				done.Result = "You already called " + fc.Name + " with these arguments. The result was:\n" + prev
 			}
 		}
-		if !repeated {
+		switch {
+		case repeated:
+		case started[i] != nil:
+			r := <-started[i]
+			done, ran, start = r.done, r.ran, r.start
+		default:
 			done, ran = run(fc)
 		}
 		// A tool's text that is not UTF-8 (output cut in the middle of a

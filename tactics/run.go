@@ -532,7 +532,8 @@ func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prom
 		v   *int
 		dst *int
 	}{{ac.MaxExceptionRetry, &lim.MaxExceptionRetry}, {ac.MaxInterruptSteps, &lim.MaxInterruptSteps},
-		{ac.MaxLLMRecall, &lim.MaxLLMRecall}, {ac.MaxRetries, &lim.MaxRetries}, {ac.MaxToolOutput, &lim.MaxToolOutput}} {
+		{ac.MaxLLMRecall, &lim.MaxLLMRecall}, {ac.MaxRetries, &lim.MaxRetries}, {ac.MaxToolOutput, &lim.MaxToolOutput},
+		{ac.ToolConcurrency, &lim.ToolConcurrency}} {
 		if f.v != nil {
 			*f.dst = *f.v
 		}

@@ -117,6 +117,9 @@ type Agent struct {
 	// MaxToolOutput is the most bytes of a tool's result the model is
 	// sent and the log keeps; zero means no cap.
 	MaxToolOutput *int `yaml:"max_tool_output,omitempty"`
+	// ToolConcurrency is how many tool calls of one reply run at once;
+	// zero and one run them one after another.
+	ToolConcurrency *int `yaml:"tool_concurrency,omitempty"`
 	// ContextManager configures the agent's context manager.
 	ContextManager map[string]any `yaml:"context_manager,omitempty"`
 }
@@ -258,6 +261,7 @@ func (a Agent) clone() Agent {
 	b.MaxRetryWait = copyPtr(a.MaxRetryWait)
 	b.ToolTimeout = copyPtr(a.ToolTimeout)
 	b.MaxToolOutput = copyPtr(a.MaxToolOutput)
+	b.ToolConcurrency = copyPtr(a.ToolConcurrency)
 	return b
 }
 

@@ -110,6 +110,7 @@ func (c *Config) problems() []*Error {
 			MaxRetryWait:      duration(m, path, "max_retry_wait"),
 			ToolTimeout:       duration(m, path, "tool_timeout"),
 			MaxToolOutput:     integer(m, path, "max_tool_output"),
+			ToolConcurrency:   integer(m, path, "tool_concurrency"),
 			ContextManager:    free(m, path, "context_manager"),
 		}
 	}

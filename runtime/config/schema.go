@@ -51,6 +51,7 @@ var agentKeys = map[string]field{
 	"max_retry_wait":      fString,
 	"tool_timeout":        fString,
 	"max_tool_output":     fInt,
+	"tool_concurrency":    fInt,
 	"context_manager":     fFree,
 }
 

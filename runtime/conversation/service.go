@@ -159,6 +159,9 @@ func NewService(store *Store, agents []*AgentSpec, opts ServiceOptions) (*Servic
 		if err := checkAskTimeout(sp, opts.AskTimeout); err != nil {
 			return nil, fmt.Errorf("conversation: %w", err)
 		}
+		if sp.Limits.ToolConcurrency > 1 {
+			return nil, fmt.Errorf("conversation: %s: %s", tactics.AgentLabel(sp.Name), ToolConcurrencyProblem)
+		}
 		e := &agentEntry{spec: sp, guest: sp.System.WithoutTools()}
 		if e.primary, err = withTools(sp.System, s.recall, s.ask); err != nil {
 			return nil, fmt.Errorf("conversation: %s: %w", tactics.AgentLabel(sp.Name), err)
@@ -175,6 +178,10 @@ func NewService(store *Store, agents []*AgentSpec, opts ServiceOptions) (*Servic
 	}
 	return s, nil
 }
+
+// ToolConcurrencyProblem says why a served agent cannot have a
+// tactics.Limits.ToolConcurrency above one.
+const ToolConcurrencyProblem = "tool_concurrency: a conversation runs its tool calls one at a time (ask_user waits for one reply at a time): remove it"
 
 // checkAskTimeout reports an agent whose tool timeout would end its
 // ask_user calls before ask_user's own timeout of ask does.

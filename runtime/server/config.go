@@ -137,6 +137,9 @@ func FromConfig(ctx context.Context, cfg *config.Config) (*Config, error) {
 			errs = append(errs, cfg.AgentErrorf(i, []string{"tool_timeout"}, "agent %s: tool_timeout (%v) is shorter than params.ask_user_timeout (%v), so ask_user would stop waiting for the user before its time: raise tool_timeout or lower ask_user_timeout",
 				ac.Name, a.Limits.ToolTimeout, ask))
 		}
+		if a.Limits.ToolConcurrency > 1 {
+			errs = append(errs, cfg.AgentErrorf(i, []string{"tool_concurrency"}, "agent %s: %s", ac.Name, conversation.ToolConcurrencyProblem))
+		}
 		ap := p.Agents[ac.Name]
 		sp := &conversation.AgentSpec{Name: a.Name, System: a.System, Model: a.Model, ModelName: a.ModelName,
 			Params: a.Params, Limits: a.Limits, Context: a.Context, ContextName: a.ContextName, CompactTokens: ap.CompactTokens,
