@@ -261,24 +261,25 @@ func TestEdgeTagParserLargeInput(t *testing.T) {
 	p := &TagParser{XMLTags: []string{"a", "b"}, MDTags: []string{"python"}, SignalTags: []string{"S"}}
 	// Adversarial inputs of n repeats of a piece: parsing must grow
 	// linearly with n. Timed as a ratio of the same input at two sizes
-	// (the fastest of three tries each), which a busy machine slows
-	// alike: 8x the input should take about 8x the time, and a quadratic
-	// parser 64x; the bound, 24x, leaves a busy machine room, as does the
-	// floor: a quadratic parser takes seconds on the larger input, a
-	// linear one milliseconds, whose ratio a collection can skew.
+	// (the fastest of three tries each, the two sizes taking turns so
+	// that a busy machine slows both alike): 8x the input should take
+	// about 8x the time, and a quadratic parser 64x; the bound, 24x,
+	// leaves a busy machine room, as does the floor: a quadratic parser
+	// takes seconds on the larger input, a linear one milliseconds,
+	// whose ratio a collection can skew.
 	pieces := []string{"<a>", "<a>x</b>", "```python\n", "`", "<a>1</a>"}
-	fastest := func(in string) time.Duration {
-		best := time.Duration(1<<63 - 1)
-		for range 3 {
-			start := time.Now()
-			p.Parse(in)
-			best = min(best, time.Since(start))
-		}
-		return best
+	timed := func(in string) time.Duration {
+		start := time.Now()
+		p.Parse(in)
+		return time.Since(start)
 	}
 	for _, piece := range pieces {
 		n := 200_000 / 8 / len(piece)
-		small, large := fastest(strings.Repeat(piece, n)), fastest(strings.Repeat(piece, 8*n))
+		small, large := time.Duration(1<<63-1), time.Duration(1<<63-1)
+		for range 3 {
+			small = min(small, timed(strings.Repeat(piece, n)))
+			large = min(large, timed(strings.Repeat(piece, 8*n)))
+		}
 		if large > 24*small && large > 250*time.Millisecond {
 			t.Errorf("parsing %d repeats of %q took %v, %d took %v: not linear", n, piece, small, 8*n, large)
 		}
