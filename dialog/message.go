@@ -148,7 +148,8 @@ type Message struct {
 	Name string `json:"name,omitempty"`
 	// Agent attributes an assistant turn to a guest agent; empty means the
 	// dialog's own agent.
-	Agent    string   `json:"agent,omitempty"`
+	Agent string `json:"agent,omitempty"`
+	// Modality is what the message carries (text, image, ...).
 	Modality Modality `json:"modality,omitempty"`
 	// FunctionCalls are, on a model's reply (RoleToolCall or
 	// RoleAssistant), the tool calls it requests; on a RoleTool message,
@@ -159,13 +160,13 @@ type Message struct {
 	Reasoning     []Reasoning       `json:"reasoning,omitempty"`    // the model's reasoning before this reply, when its provider returned it
 	ToolCallID    string            `json:"tool_call_id,omitempty"` // for RoleTool: the call this answers
 	Parsed        json.RawMessage   `json:"parsed,omitempty"`       // the governing prompt's parser output
-	Usage         Usage             `json:"usage,omitzero"`
-	USD           float64           `json:"usd,omitzero"` // dollars the call that made this message cost
-	Model         string            `json:"model,omitempty"`
-	Logprobs      []TokenLogprob    `json:"logprobs,omitempty"`
-	Metadata      map[string]string `json:"metadata,omitempty"`
-	APIType       APIType           `json:"api_type,omitempty"`
-	Vectors       []float64         `json:"vectors,omitempty"`
+	Usage         Usage             `json:"usage,omitzero"`         // the tokens of the call that made this reply
+	USD           float64           `json:"usd,omitzero"`           // dollars the call that made this message cost
+	Model         string            `json:"model,omitempty"`        // the "provider/model" that made this reply
+	Logprobs      []TokenLogprob    `json:"logprobs,omitempty"`     // token log-probabilities, for a tactic that sets them
+	Metadata      map[string]string `json:"metadata,omitempty"`     // free annotations: an image's caption, a reply's refusal, a tactic's own
+	APIType       APIType           `json:"api_type,omitempty"`     // the provider API style the reply came from
+	Vectors       []float64         `json:"vectors,omitempty"`      // an embedding, for a tactic that sets one; kept in the log
 }
 
 // Cost is the message's usage and dollars.

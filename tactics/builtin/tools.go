@@ -12,9 +12,13 @@ import (
 // RegisterTool makes f available to the react tactic, and to prompt files,
 // under f.Name; it is [tactics.RegisterTool]. It panics when f is nil or its
 // name is taken, which are programming errors of init code.
+//
+// Deprecated: use [tactics.RegisterTool], the one tool registry.
 func RegisterTool(f *dialog.Function) { tactics.RegisterTool(f) }
 
 // ToolNames lists the registered tools, sorted; it is [tactics.ToolNames].
+//
+// Deprecated: use [tactics.ToolNames].
 func ToolNames() []string { return tactics.ToolNames() }
 
 // lookupTools returns the registered tools named, in order; an unknown
