@@ -27,7 +27,7 @@ import (
 type chatOptions struct {
 	sender, guest, addr, tokenEnv string
 	format                        *enumValue
-	noHistory                     bool
+	noHistory, reasoning          bool
 }
 
 func newChatCmd() *cobra.Command {
@@ -48,7 +48,10 @@ the answer. /search looks in this conversation and its archives (with
 (/search --limit N TEXT: up to N, at most 200). /delete asks you to type
 your sender name or yes first; with piped input it needs /delete --yes.
 Once the conversation is deleted the chat ends. With -o json every event
-is printed as one JSON line. A line may be up to 1 MiB. The exit status
+is printed as one JSON line (a reply's reasoning included); --reasoning
+prints the reasoning of a model that shows its thinking as it streams,
+after "[thinking]", and the reply on the next line. A line may be up to
+1 MiB. The exit status
 is 1 when anything failed during the session (a refused message or
 command, a reply that failed, a line too long), else 0.
 
@@ -70,7 +73,10 @@ and no history. The run logs of the turns are the server's (see lllm serve).`,
   printf 'hello\n/compact\n' | lllm chat assistant -o json
 
   # Keep no history of what you type
-  lllm chat assistant --no-history`,
+  lllm chat assistant --no-history
+
+  # Show a thinking model's reasoning before each reply
+  lllm chat assistant --reasoning`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			switch len(args) {
 			case 0:
@@ -90,6 +96,7 @@ and no history. The run logs of the turns are the server's (see lllm serve).`,
 	fs.StringVar(&o.addr, "addr", DefaultServeAddr, "the server's `HOST:PORT` (or URL)")
 	fs.StringVar(&o.tokenEnv, "token-env", "", "send the bearer token read from the environment variable `NAME`")
 	fs.BoolVar(&o.noHistory, "no-history", false, "at a terminal, keep no history file of the lines typed")
+	fs.BoolVar(&o.reasoning, "reasoning", false, "print a reply's reasoning, for a model that shows its thinking, as it streams, before the reply")
 	addFormatFlag(cmd, "output", o.format)
 	noLogDir(cmd, "the server writes the run logs of the turns (lllm serve --log-dir DIR)")
 	return cmd
@@ -117,6 +124,9 @@ type chatClient struct {
 	// asked is the agent that asked the last question: its reply goes on
 	// after the answer, under its name again.
 	asked string
+	// reasoning is whether to print reasoning events (--reasoning), and
+	// thinking whether the last thing printed was one.
+	reasoning, thinking bool
 	// term reads the input with line editing at a terminal; nil when the
 	// input is piped.
 	term *termReader
@@ -151,7 +161,7 @@ func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
 	// Replies and names are the server's text: escaped as a log's.
 	out := bufio.NewWriter(&termSafe{w: cmd.OutOrStdout()})
 	c := &chatClient{base: strings.TrimSuffix(base, "/"), token: token, http: &http.Client{}, agent: agent,
-		sender: o.sender, json: o.format.value == "json", out: out, errw: cmd.ErrOrStderr(),
+		sender: o.sender, json: o.format.value == "json", reasoning: o.reasoning, out: out, errw: cmd.ErrOrStderr(),
 		prompt: isTerminal(cmd.InOrStdin()), interactive: isTerminal(cmd.InOrStdin())}
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel() // stops the stdin reader
@@ -809,10 +819,27 @@ func (c *chatClient) show(ev conversation.Event) {
 			who += " (guest)"
 		}
 		fmt.Fprintf(c.out, "%s: ", who)
+	case "reasoning":
+		if !c.reasoning {
+			break
+		}
+		if c.asked != "" {
+			fmt.Fprintf(c.out, "%s: ", c.asked)
+			c.asked = ""
+		}
+		if !c.thinking {
+			fmt.Fprint(c.out, "[thinking] ")
+			c.thinking = true
+		}
+		fmt.Fprint(c.out, ev.Text)
 	case "text":
 		if c.asked != "" {
 			fmt.Fprintf(c.out, "%s: ", c.asked)
 			c.asked = ""
+		}
+		if c.thinking {
+			fmt.Fprintln(c.out) // the reply on a line of its own
+			c.thinking = false
 		}
 		fmt.Fprint(c.out, ev.Text)
 	case "tool":
@@ -828,6 +855,7 @@ func (c *chatClient) show(ev conversation.Event) {
 	case "error":
 		fmt.Fprintf(c.out, "\n[error: %s]", ev.Error)
 	case "end":
+		c.thinking = false
 		switch ev.Status {
 		case "killed":
 			fmt.Fprint(c.out, " [killed]")
