@@ -379,7 +379,9 @@ func (t *openaiTap) Close() error {
 
 func (t *openaiTap) note() {
 	body := t.buf.Bytes()
-	if bytes.Contains(body, []byte(`"refusal":"`)) || bytes.Contains(body, []byte(`"reasoning"`)) {
+	// OpenAI spaces its replies ("refusal": "..."), and sends
+	// "refusal": null on every one.
+	if memberStarts(body, `"refusal"`, `"`) || bytes.Contains(body, []byte(`"reasoning"`)) {
 		var r struct {
 			Choices []struct {
 				Message struct {
