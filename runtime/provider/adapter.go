@@ -533,6 +533,7 @@ func (a *Adapter) messages(in []*dialog.Message, model string) ([]llms.MessageCo
 		back      []thinkingBack
 	)
 	systems := 0
+	rounds := 0 // the messages with tool calls so far
 	// Gemini 3 refuses a function call of the current turn (after the
 	// last user message) without its thought signature: one another
 	// model made gets the placeholder Google documents.
@@ -586,6 +587,7 @@ func (a *Adapter) messages(in []*dialog.Message, model string) ([]llms.MessageCo
 				back = signFirstCall(back, m, len(out)-systems)
 			}
 			if b, ok := a.reasoningContent(m); ok {
+				b.at = rounds
 				back = append(back, b)
 			}
 			if len(m.FunctionCalls) == 0 {
@@ -600,6 +602,7 @@ func (a *Adapter) messages(in []*dialog.Message, model string) ([]llms.MessageCo
 					callNames[fc.ID] = fc.Name
 				}
 			}
+			rounds++
 			out = a.appendAssistant(out, m)
 		case dialog.RoleTool:
 			out = a.appendToolResults(out, m, callNames)

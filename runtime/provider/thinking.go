@@ -40,8 +40,11 @@ type thinkingBack struct {
 	parts  []int
 	part   int
 	// call is, on OpenAI's wire, the id of the message's first tool call,
-	// which finds the message (langchaingo leaves out the system messages
-	// of some models): its reasoning goes in its reasoning_content.
+	// and at the message's place among the request's assistant messages
+	// with tool calls, which find the message (langchaingo leaves out the
+	// system messages of some models, and a server that gives no ids has
+	// call_1 on every round): its reasoning goes in its
+	// reasoning_content.
 	call string
 }
 
@@ -191,7 +194,8 @@ func (a *Adapter) reasoningContent(m *dialog.Message) (b thinkingBack, ok bool) 
 
 // setReasoningContent returns body, an OpenAI chat-completions request,
 // with the reasoning of each of back as the reasoning_content of the
-// assistant message whose first tool call is back's.
+// assistant message with tool calls at back's place among them (at), whose
+// first tool call is back's.
 func setReasoningContent(body []byte, back []thinkingBack) ([]byte, error) {
 	var r struct {
 		Messages []json.RawMessage `json:"messages"`
@@ -199,6 +203,7 @@ func setReasoningContent(body []byte, back []thinkingBack) ([]byte, error) {
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nil, err
 	}
+	rounds := 0 // the assistant messages with tool calls before raw
 	for i, raw := range r.Messages {
 		var m struct {
 			Role      string `json:"role"`
@@ -212,7 +217,8 @@ func setReasoningContent(body []byte, back []thinkingBack) ([]byte, error) {
 		if m.Role != "assistant" || len(m.ToolCalls) == 0 {
 			continue
 		}
-		k := slices.IndexFunc(back, func(b thinkingBack) bool { return b.call == m.ToolCalls[0].ID })
+		k := slices.IndexFunc(back, func(b thinkingBack) bool { return b.at == rounds && b.call == m.ToolCalls[0].ID })
+		rounds++
 		if k < 0 {
 			continue
 		}
