@@ -279,6 +279,12 @@ func StreamWhole(ctx context.Context, stream func(context.Context, Chunk) error,
 	return nil
 }
 
+// reasoningFieldKey is the Metadata key of a reply whose reasoning came
+// under "reasoning" rather than "reasoning_content": the servers that name
+// it so (vLLM, OpenRouter, Groq, Cerebras) do not need it back, and Groq
+// and Cerebras refuse a message with a reasoning_content.
+const reasoningFieldKey = "reasoning_field"
+
 // fromWire completes out with what the transport read of the reply on
 // the wire because the client loses it (see wireReply).
 func (a *Adapter) fromWire(out *Response, w wireReply, model string) {
@@ -291,6 +297,12 @@ func (a *Adapter) fromWire(out *Response, w wireReply, model string) {
 	}
 	if len(w.thinking) > 0 {
 		out.Message.Reasoning = []dialog.Reasoning{{Text: string(w.thinking)}}
+	}
+	if w.namedReasoning && len(out.Message.Reasoning) > 0 {
+		if out.Message.Metadata == nil {
+			out.Message.Metadata = map[string]string{}
+		}
+		out.Message.Metadata[reasoningFieldKey] = "reasoning"
 	}
 	if w.thoughts != "" {
 		out.Message.Content = w.answer

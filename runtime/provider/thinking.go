@@ -183,9 +183,11 @@ func insertThinking(body []byte, back []thinkingBack) ([]byte, error) {
 // reasoningContent is the thinkingBack of m, a reply with tool calls, on
 // OpenAI's wire: its reasoning's text, which DeepSeek's thinking mode
 // requires back on every earlier tool round (it refuses the request
-// without); ok is false when m has none, or another provider made it.
+// without); ok is false when m has none, another provider made it, or its
+// reasoning came under "reasoning" (see reasoningFieldKey).
 func (a *Adapter) reasoningContent(m *dialog.Message) (b thinkingBack, ok bool) {
-	if a.d.wire != wireOpenAI || len(m.FunctionCalls) == 0 || m.FunctionCalls[0].ID == "" || !strings.HasPrefix(m.Model, a.prefix) {
+	if a.d.wire != wireOpenAI || len(m.FunctionCalls) == 0 || m.FunctionCalls[0].ID == "" || !strings.HasPrefix(m.Model, a.prefix) ||
+		m.Metadata[reasoningFieldKey] == "reasoning" {
 		return b, false
 	}
 	text := m.ReasoningText()

@@ -39,6 +39,10 @@ type wireReply struct {
 	// openai streams, ollama: the reply's reasoning text as it came,
 	// under whichever name, made one unsigned block.
 	thinking []byte
+	// openai: the reasoning came under "reasoning" alone (vLLM,
+	// OpenRouter, Groq, Cerebras), not DeepSeek's "reasoning_content":
+	// it does not go back (see reasoningContent).
+	namedReasoning bool
 	// googleai: the thought signatures of the reply's function calls
 	// (each call's, "" for none) and of its text, which Google's client
 	// drops; and, when the reply has thought summaries, their text and the
@@ -397,6 +401,7 @@ func (t *openaiTap) note() {
 				w.refusal = m.Refusal
 				if m.Content == "" && m.Reasoning != "" {
 					w.reasoning = []dialog.Reasoning{{Text: m.Reasoning}}
+					w.namedReasoning = true
 				}
 			})
 		}
@@ -489,6 +494,7 @@ func (s *sseTap) note(line []byte) {
 		s.st.queue(Chunk{Reasoning: reasoning})
 		s.st.queue(Chunk{Text: d.Content})
 		s.st.wire.thinking = append(s.st.wire.thinking, reasoning...)
+		s.st.wire.namedReasoning = s.st.wire.namedReasoning || d.ReasoningContent == "" && d.Reasoning != ""
 		s.st.mu.Unlock()
 	}
 	if ev.Error == nil && (len(ev.Choices) == 0 || ev.Choices[0].Delta.Refusal == "" && len(ev.Choices[0].Delta.ToolCalls) == 0) {
