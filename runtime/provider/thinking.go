@@ -116,9 +116,10 @@ const placeholderSignature = "skip_thought_signature_validator"
 
 // signsCalls reports whether the Gemini model requires the thought
 // signatures of the current turn's function calls back: Gemini 3 and
-// later.
+// later, named with or without the API's "models/" (which Google's client
+// accepts).
 func signsCalls(model string) bool {
-	v, ok := strings.CutPrefix(model, "gemini-")
+	v, ok := strings.CutPrefix(strings.TrimPrefix(model, "models/"), "gemini-")
 	return ok && v != "" && v[0] >= '3' && v[0] <= '9'
 }
 
