@@ -187,6 +187,12 @@ func (o *ollamaTap) Close() error {
 
 func (o *ollamaTap) note(line []byte) {
 	o.done = o.done || memberStarts(line, `"done"`, "true")
+	if !o.stream && memberStarts(line, `"done"`, "false") {
+		// A stream whose content type is not ndjson (a proxy's, or
+		// another server's): its first line is not its last.
+		o.stream = true
+		o.st.tap()
+	}
 	if !o.stream && !bytes.Contains(line, []byte(`"tool_calls"`)) && !bytes.Contains(line, []byte(`"thinking"`)) {
 		return
 	}
