@@ -164,7 +164,7 @@ type Message struct {
 	USD           float64           `json:"usd,omitzero"`           // dollars the call that made this message cost
 	Model         string            `json:"model,omitempty"`        // the "provider/model" that made this reply
 	Logprobs      []TokenLogprob    `json:"logprobs,omitempty"`     // token log-probabilities, for a tactic that sets them
-	Metadata      map[string]string `json:"metadata,omitempty"`     // free annotations: an image's caption, a reply's refusal, a tactic's own
+	Metadata      map[string]string `json:"metadata,omitempty"`     // free annotations: an image's caption, a reply's refusal or reasoning_field, a tactic's own
 	APIType       APIType           `json:"api_type,omitempty"`     // the provider API style the reply came from
 	Vectors       []float64         `json:"vectors,omitempty"`      // an embedding, for a tactic that sets one; kept in the log
 }

@@ -20,8 +20,9 @@ import (
 // ollamaToolEdits are the edits that give Ollama's chat API the tools fns
 // ("tools") and the messages msgs as it takes them ("messages", replacing
 // langchaingo's, which tell tool calls and results as text): an
-// assistant's calls as "tool_calls" with arguments as an object, each
-// result as a "tool" message naming its tool.
+// assistant's calls as "tool_calls" with arguments as an object, with the
+// thinking Ollama gave with them, and each result as a "tool" message
+// naming its tool.
 func (a *Adapter) ollamaToolEdits(msgs []*dialog.Message, fns []*dialog.Function) ([]edit, error) {
 	type fn struct {
 		Name        string          `json:"name"`
@@ -58,6 +59,7 @@ func (a *Adapter) ollamaToolEdits(msgs []*dialog.Message, fns []*dialog.Function
 		Role      string   `json:"role"`
 		Content   string   `json:"content"`
 		Images    [][]byte `json:"images,omitempty"` // base64
+		Thinking  string   `json:"thinking,omitempty"`
 		ToolCalls []call   `json:"tool_calls,omitempty"`
 		ToolName  string   `json:"tool_name,omitempty"`
 	}
@@ -95,6 +97,11 @@ func (a *Adapter) ollamaToolEdits(msgs []*dialog.Message, fns []*dialog.Function
 			out = append(out, um)
 		case dialog.RoleAssistant, dialog.RoleToolCall:
 			am := message{Role: "assistant", Content: m.Text()}
+			if len(m.FunctionCalls) > 0 && strings.HasPrefix(m.Model, a.prefix) {
+				// A tool round's thinking, as Ollama's own examples send
+				// the reply back (gpt-oss's template renders it there).
+				am.Thinking = m.ReasoningText()
+			}
 			for _, fc := range m.FunctionCalls {
 				var c call
 				c.ID, c.Function.Name = fc.ID, fc.Name

@@ -2,7 +2,7 @@
 // out, and Server-Sent Events for the replies as they stream. See
 // docs/conversations.md for the API.
 //
-//	POST /v1/stream   {agent, sender?, content, cwd?, guest?}  -> SSE: start, text, tool, ask, error, end
+//	POST /v1/stream   {agent, sender?, content, cwd?, guest?}  -> SSE: start, reasoning, text, tool, ask, error, end
 //	POST /v1/kill     {agent, sender}
 //	POST /v1/compact  {agent, sender}
 //	POST /v1/reply    {agent, sender, content}
