@@ -26,12 +26,7 @@ func TestOllamaThinkingBack(t *testing.T) {
 	}
 	srv := providertest.NewOllamaServer(t, providertest.Reply{Text: "Sunny too."})
 	generate(t, openFake(t, "ollama/gpt-oss", srv), &Request{Messages: msgs, Tools: []*dialog.Function{weatherTool(t)}})
-	var sent []any
-	for _, m := range providertest.Messages(srv.LastRequest().JSON()) {
-		if m["role"] == "assistant" {
-			sent = append(sent, m["thinking"])
-		}
-	}
+	sent := assistantField(srv, "thinking")
 	if want := []any{"Look it up.", nil, nil}; !jsonEqual(t, sent, want) {
 		t.Errorf("assistant messages' thinking %v, want %v", sent, want)
 	}

@@ -24,12 +24,7 @@ func TestReasoningContentRepeatedIDs(t *testing.T) {
 	}
 	srv := providertest.NewOpenAIServer(t, providertest.Reply{Text: "Sunny in both."})
 	generate(t, openFake(t, "openai/deepseek-v4-flash", srv), &Request{Messages: msgs, Tools: []*dialog.Function{weatherTool(t)}})
-	var sent []any
-	for _, w := range providertest.Messages(srv.LastRequest().JSON()) {
-		if w["role"] == "assistant" {
-			sent = append(sent, w["reasoning_content"])
-		}
-	}
+	sent := assistantField(srv, "reasoning_content")
 	if want := []any{"Paris first.", "Now Rome."}; !jsonEqual(t, sent, want) {
 		t.Errorf("assistant messages' reasoning_content %v, want %v", sent, want)
 	}

@@ -32,12 +32,7 @@ func TestReasoningContentBack(t *testing.T) {
 	if got := generate(t, m, &Request{Messages: msgs, Tools: []*dialog.Function{weatherTool(t)}}).Message.Content; got != "Sunny again." {
 		t.Fatalf("reply %q", got)
 	}
-	var sent []any
-	for _, w := range providertest.Messages(srv.LastRequest().JSON()) {
-		if w["role"] == "assistant" {
-			sent = append(sent, w["reasoning_content"])
-		}
-	}
+	sent := assistantField(srv, "reasoning_content")
 	if want := []any{"I should look it up.", nil, "Again."}; !jsonEqual(t, sent, want) {
 		t.Errorf("assistant messages' reasoning_content %v, want %v", sent, want)
 	}
@@ -51,4 +46,16 @@ func TestReasoningContentBack(t *testing.T) {
 	if rc := providertest.Messages(srv.LastRequest().JSON())[2]["reasoning_content"]; rc != nil {
 		t.Errorf("another provider's reasoning went to OpenAI: %v", rc)
 	}
+}
+
+// assistantField is the member key of each assistant message of the last
+// request srv got (nil where it has none).
+func assistantField(srv *providertest.Server, key string) []any {
+	var out []any
+	for _, m := range providertest.Messages(srv.LastRequest().JSON()) {
+		if m["role"] == "assistant" {
+			out = append(out, m[key])
+		}
+	}
+	return out
 }
