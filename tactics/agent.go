@@ -1052,12 +1052,12 @@ type ranCall struct {
 // startCalls starts, when more than one may run at once, the calls of a
 // reply that will run (not repeats of an earlier call: seen's, or one
 // before it in calls), at most limit at a time and in order (it returns
-// once the last has started), and returns the channel
-// each started call's result comes on, by index (nil for the others,
-// which answerCalls runs, or quotes, in turn).
+// once the last has started), and returns the channel each started
+// call's result comes on, by index (nil for the others, which answerCalls
+// runs, or quotes, in turn); nil when the calls run one after another.
 func startCalls(calls []dialog.FunctionCall, limit int, seen map[string]string, run func(dialog.FunctionCall) (dialog.FunctionCall, bool)) []chan ranCall {
 	if limit <= 1 || len(calls) < 2 {
-		return make([]chan ranCall, len(calls))
+		return nil
 	}
 	started := make([]chan ranCall, len(calls))
 	first := map[string]bool{}
@@ -1119,7 +1119,7 @@ func (a *Agent) answerCalls(work *dialog.Dialog, reply *dialog.Message, lim Limi
 		}
 		switch {
 		case repeated:
-		case started[i] != nil:
+		case started != nil && started[i] != nil:
 			r := <-started[i]
 			done, ran, start = r.done, r.ran, r.start
 		default:

@@ -389,9 +389,9 @@ func (t *openaiTap) note() {
 		var r struct {
 			Choices []struct {
 				Message struct {
-					Refusal   string
-					Reasoning string `json:"reasoning"`
-					Content   string `json:"reasoning_content"`
+					Refusal          string
+					Reasoning        string `json:"reasoning"`
+					ReasoningContent string `json:"reasoning_content"`
 				} `json:"message"`
 			} `json:"choices"`
 		}
@@ -399,7 +399,7 @@ func (t *openaiTap) note() {
 			m := r.Choices[0].Message
 			t.st.setWire(func(w *wireReply) {
 				w.refusal = m.Refusal
-				if m.Content == "" && m.Reasoning != "" {
+				if m.ReasoningContent == "" && m.Reasoning != "" {
 					w.reasoning = []dialog.Reasoning{{Text: m.Reasoning}}
 					w.namedReasoning = true
 				}
