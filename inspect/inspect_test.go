@@ -62,7 +62,7 @@ func agentRun(t testing.TB, system string, replies ...string) *logs.Run {
 		t.Fatal(err)
 	}
 	model := &script{replies: replies}
-	lim := tactics.Limits{MaxExceptionRetry: 1, MaxRetries: 0, MaxLLMRecall: 0, BackoffBase: 1}
+	lim := tactics.Limits{MaxExceptionRetry: 1, MaxRetries: -1}
 	a := &tactics.Agent{Name: "coder", System: dialog.MustPrompt("sys", system), Model: model, ModelName: "script/test", Limits: lim, Log: w}
 	if err := a.Open("main", nil); err != nil {
 		t.Fatal(err)

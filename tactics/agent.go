@@ -28,18 +28,18 @@ type Log interface {
 	Write(*logs.Record) error
 }
 
-// Limits bound an agent's call loop. Every field is taken as given, zero
-// included (no tools, no retries): to change one, start from the defaults,
-//
-//	lim := tactics.DefaultLimits()
-//	lim.MaxExceptionRetry = 1
+// Limits bound an agent's call loop. A zero field takes its default (see
+// DefaultLimits) and a negative one means none: no retries, no tools, no
+// timeout, no cap. So Limits{MaxExceptionRetry: 1} changes only that, and
+// Limits{MaxInterruptSteps: -1} offers no tools. (Like net.Dialer's
+// KeepAlive; a config's 0 is a negative field here.)
 type Limits struct {
 	// MaxExceptionRetry is how many times a reply that fails to parse is
 	// answered with the exception prompt, per Respond; so a Respond makes at
 	// most MaxExceptionRetry+1 attempts.
 	MaxExceptionRetry int
 	// MaxInterruptSteps is how many rounds of tool calls a Respond runs
-	// before it sends the final prompt, which offers no tools. Zero offers
+	// before it sends the final prompt, which offers no tools. None offers
 	// no tools at all. (The reference documented 0 as unlimited but behaved
 	// as 1; an unbounded tool loop is never what a run wants.)
 	MaxInterruptSteps int
@@ -52,32 +52,33 @@ type Limits struct {
 	MaxLLMRecall int
 	// BackoffBase and BackoffMax shape the wait before retry n: a random
 	// duration in [d/2, d] with d = min(BackoffMax, BackoffBase * 2^(n-1)),
-	// or the provider's Retry-After if that is longer.
+	// or the provider's Retry-After if that is longer. With no BackoffBase
+	// a retry waits only for a Retry-After.
 	BackoffBase, BackoffMax time.Duration
 	// CallTimeout bounds one attempt of a model call, streamed or not: an
 	// attempt without its whole reply by then fails as a timeout, retried
-	// as MaxRetries allows. Zero leaves attempts unbounded.
+	// as MaxRetries allows. None leaves attempts unbounded.
 	CallTimeout time.Duration
 	// MaxRetryWait is the longest wait before a retry that an agent takes.
 	// A provider's Retry-After beyond it (a quota that resets in hours,
 	// not a burst) fails the call at once, with the provider's error, as
-	// does a wait that would outlast the context's deadline. Zero takes
+	// does a wait that would outlast the context's deadline. None takes
 	// any wait.
 	MaxRetryWait time.Duration
 	// ToolTimeout bounds one tool call: the tool's context has that
 	// deadline, and a tool that has not returned by then is answered with
 	// an error saying so, while the loop goes on without it. Such a tool
 	// is left running (Go cannot stop a goroutine), so tools should
-	// honour their context. Zero leaves tool calls unbounded.
+	// honour their context. None leaves tool calls unbounded.
 	ToolTimeout time.Duration
 	// MaxToolOutput is the most bytes of a tool's result, and of its
 	// error, that the model is sent and the log keeps: a longer one is
 	// cut at a UTF-8 boundary, with a line saying so and from how many
-	// bytes. Zero sends every result whole.
+	// bytes. None sends every result whole.
 	MaxToolOutput int
 	// ToolConcurrency is how many tool calls of one reply run at once.
-	// Zero and one run them one after another, in the order the model
-	// made them. With more, the calls start together (that many at a
+	// One, the default, runs them one after another, in the order the
+	// model made them. With more, the calls start together (that many at a
 	// time), so the tools must be safe for concurrent use; their
 	// results are still answered, logged and appended in the model's
 	// order, and a call identical to an earlier one of the same reply
@@ -85,10 +86,42 @@ type Limits struct {
 	ToolConcurrency int
 }
 
+// Resolved returns l as an agent runs with it: each zero field replaced by
+// its default, and each negative one, none, by -1. Resolved of a resolved
+// value is itself.
+func (l Limits) Resolved() Limits {
+	d := DefaultLimits()
+	return Limits{
+		MaxExceptionRetry: or(l.MaxExceptionRetry, d.MaxExceptionRetry),
+		MaxInterruptSteps: or(l.MaxInterruptSteps, d.MaxInterruptSteps),
+		MaxRetries:        or(l.MaxRetries, d.MaxRetries),
+		MaxLLMRecall:      or(l.MaxLLMRecall, d.MaxLLMRecall),
+		BackoffBase:       or(l.BackoffBase, d.BackoffBase),
+		BackoffMax:        or(l.BackoffMax, d.BackoffMax),
+		CallTimeout:       or(l.CallTimeout, d.CallTimeout),
+		MaxRetryWait:      or(l.MaxRetryWait, d.MaxRetryWait),
+		ToolTimeout:       or(l.ToolTimeout, d.ToolTimeout),
+		MaxToolOutput:     or(l.MaxToolOutput, d.MaxToolOutput),
+		ToolConcurrency:   or(l.ToolConcurrency, d.ToolConcurrency),
+	}
+}
+
+// or is a Limits field v resolved against its default def.
+func or[T int | time.Duration](v, def T) T {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return -1
+	}
+	return v
+}
+
 // DefaultLimits are the reference framework's defaults, with bounded retries,
 // a call timeout of ten minutes (as OpenAI's own clients have), waits
-// before a retry of at most five minutes, a tool timeout of ten minutes
-// and tool results of at most 1 MiB.
+// before a retry of at most five minutes, a tool timeout of ten minutes,
+// tool results of at most 1 MiB and tool calls one at a time. A field it
+// leaves zero (MaxLLMRecall) has no default: zero there is none.
 func DefaultLimits() Limits {
 	return Limits{
 		MaxExceptionRetry: 3,
@@ -100,6 +133,7 @@ func DefaultLimits() Limits {
 		MaxRetryWait:      5 * time.Minute,
 		ToolTimeout:       10 * time.Minute,
 		MaxToolOutput:     1 << 20,
+		ToolConcurrency:   1,
 	}
 }
 
@@ -128,8 +162,8 @@ type Agent struct {
 	ModelName string
 	// Params are the sampling options of every call.
 	Params provider.Params
-	// Limits bound the call loop; the zero value means DefaultLimits, and
-	// any other value is taken as it is (see Limits).
+	// Limits bound the call loop; a zero field takes its default (see
+	// Limits).
 	Limits Limits
 	// Context shapes each working copy before a call; nil sends it whole.
 	// ContextName names it in the log.
@@ -498,15 +532,8 @@ func (a *Agent) provider() string {
 	return p
 }
 
-func (a *Agent) limits() Limits {
-	if a.Limits == (Limits{}) {
-		return DefaultLimits()
-	}
-	return a.Limits
-}
-
 func (a *Agent) respond(ctx context.Context, canon *dialog.Dialog, s *CallSession) (*dialog.Message, error) {
-	lim := a.limits()
+	lim := a.Limits.Resolved()
 	gov := canon.TopPrompt()
 	alias := canon.Alias()
 	work, err := canon.Fork(0, 0, dialog.WithAlias(alias+"#1"))
@@ -803,7 +830,7 @@ func (a *Agent) retrying(r Retry) {
 func (l Limits) backoff(n int, retryAfter time.Duration) time.Duration {
 	base, most := l.BackoffBase, l.BackoffMax
 	if base <= 0 {
-		base = time.Second
+		return max(0, retryAfter)
 	}
 	if most < base {
 		most = base

@@ -355,8 +355,28 @@ func TestBackoffBoundsAndZeroLimits(t *testing.T) {
 	if d := l.backoff(1, 3*time.Second); d != 3*time.Second {
 		t.Fatalf("Retry-After not honoured: %v", d)
 	}
-	if (&Agent{}).limits() != DefaultLimits() {
+	if (Limits{}).Resolved() != DefaultLimits() {
 		t.Fatal("zero Limits do not mean DefaultLimits")
+	}
+	if d := (Limits{BackoffBase: -1}).Resolved().backoff(3, 0); d != 0 {
+		t.Fatalf("no backoff waits %v", d)
+	}
+	if d := (Limits{BackoffBase: -1}).Resolved().backoff(3, time.Second); d != time.Second {
+		t.Fatalf("no backoff does not honour Retry-After: %v", d)
+	}
+}
+
+// A Limits literal changes the fields it names: the others take their
+// defaults, and a negative field means none.
+func TestLimitsFieldsDefaultAlone(t *testing.T) {
+	got := Limits{MaxExceptionRetry: 1, MaxInterruptSteps: -1, CallTimeout: -5, MaxToolOutput: 10}.Resolved()
+	want := DefaultLimits()
+	want.MaxExceptionRetry, want.MaxInterruptSteps, want.CallTimeout, want.MaxToolOutput = 1, -1, -1, 10
+	if got != want {
+		t.Fatalf("Resolved = %+v, want %+v", got, want)
+	}
+	if got.Resolved() != got {
+		t.Fatal("Resolved of a resolved value changed it")
 	}
 }
 

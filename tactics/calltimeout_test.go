@@ -73,7 +73,7 @@ agent_configs: [{name: solver, system_prompt: Be brief.}]
 
 	// With no retries left, the timeout is the call's error.
 	srv.Enqueue(providertest.Reply{Text: "too late", Delay: 10 * time.Second})
-	a.Limits.MaxRetries = 0
+	a.Limits.MaxRetries = -1
 	if err := a.Receive("again"); err != nil {
 		t.Fatal(err)
 	}

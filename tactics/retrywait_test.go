@@ -59,7 +59,7 @@ func TestMaxRetryWait(t *testing.T) {
 }
 
 // max_retry_wait, set globally or per agent, is the agents' MaxRetryWait;
-// unset, the default.
+// unset, the default; 0, none, is -1 there.
 func TestMaxRetryWaitConfig(t *testing.T) {
 	cfg, err := config.Parse("t.yaml", []byte("tactic_type: chat\nglobal: {model_name: mock/demo, max_retry_wait: 30s}\nagent_configs: [{name: a, system_prompt: x}, {name: b, system_prompt: x, max_retry_wait: 0}]\n"), nil)
 	if err != nil {
@@ -69,8 +69,8 @@ func TestMaxRetryWaitConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a, b := makers["a"]().Limits.MaxRetryWait, makers["b"]().Limits.MaxRetryWait; a != 30*time.Second || b != 0 {
-		t.Errorf("MaxRetryWait a %v, b %v; want 30s and 0", a, b)
+	if a, b := makers["a"]().Limits.MaxRetryWait, makers["b"]().Limits.MaxRetryWait; a != 30*time.Second || b != -1 {
+		t.Errorf("MaxRetryWait a %v, b %v; want 30s and -1 (none)", a, b)
 	}
 	if DefaultLimits().MaxRetryWait != 5*time.Minute {
 		t.Errorf("default %v", DefaultLimits().MaxRetryWait)

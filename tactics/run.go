@@ -527,26 +527,12 @@ func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prom
 		// global), as its model_args' problems are.
 		errs = append(errs, &settingError{[]string{"model_name"}, err})
 	}
-	lim := DefaultLimits()
-	for _, f := range []struct {
-		v   *int
-		dst *int
-	}{{ac.MaxExceptionRetry, &lim.MaxExceptionRetry}, {ac.MaxInterruptSteps, &lim.MaxInterruptSteps},
-		{ac.MaxLLMRecall, &lim.MaxLLMRecall}, {ac.MaxRetries, &lim.MaxRetries}, {ac.MaxToolOutput, &lim.MaxToolOutput},
-		{ac.ToolConcurrency, &lim.ToolConcurrency}} {
-		if f.v != nil {
-			*f.dst = *f.v
-		}
-	}
-	if ac.CallTimeout != nil {
-		lim.CallTimeout = *ac.CallTimeout
-	}
-	if ac.MaxRetryWait != nil {
-		lim.MaxRetryWait = *ac.MaxRetryWait
-	}
-	if ac.ToolTimeout != nil {
-		lim.ToolTimeout = *ac.ToolTimeout
-	}
+	lim := Limits{
+		MaxExceptionRetry: given(ac.MaxExceptionRetry), MaxInterruptSteps: given(ac.MaxInterruptSteps),
+		MaxLLMRecall: given(ac.MaxLLMRecall), MaxRetries: given(ac.MaxRetries), MaxToolOutput: given(ac.MaxToolOutput),
+		ToolConcurrency: given(ac.ToolConcurrency), CallTimeout: given(ac.CallTimeout),
+		MaxRetryWait: given(ac.MaxRetryWait), ToolTimeout: given(ac.ToolTimeout),
+	}.Resolved()
 	cmCfg := ac.ContextManager
 	if cmCfg == nil {
 		cmCfg = cfg.ContextManager
@@ -567,6 +553,18 @@ func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prom
 		return &agentSpec{name: ac.Name, system: system}, errors.Join(errs...)
 	}
 	return sp, nil
+}
+
+// given is a config's limit as a Limits field: unset (nil) is zero, the
+// default, and a config's 0, none, is -1.
+func given[T int | time.Duration](v *T) T {
+	switch {
+	case v == nil:
+		return 0
+	case *v == 0:
+		return -1
+	}
+	return *v
 }
 
 // settingError is a problem with an agent's setting at path (a model_args

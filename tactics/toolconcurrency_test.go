@@ -106,7 +106,7 @@ func TestToolConcurrency(t *testing.T) {
 }
 
 // tool_concurrency, set globally or per agent, is the agents'
-// ToolConcurrency; unset, 0 (one call after another).
+// ToolConcurrency; unset, 1 (one call after another).
 func TestToolConcurrencyConfig(t *testing.T) {
 	cfg, err := config.Parse("t.yaml", []byte("tactic_type: chat\nglobal: {model_name: mock/demo, tool_concurrency: 4}\nagent_configs: [{name: a, system_prompt: x}, {name: b, system_prompt: x, tool_concurrency: 1}]\n"), nil)
 	if err != nil {
@@ -116,7 +116,7 @@ func TestToolConcurrencyConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a, b := makers["a"]().Limits.ToolConcurrency, makers["b"]().Limits.ToolConcurrency; a != 4 || b != 1 || DefaultLimits().ToolConcurrency != 0 {
-		t.Errorf("ToolConcurrency a %d, b %d, default %d; want 4, 1 and 0", a, b, DefaultLimits().ToolConcurrency)
+	if a, b := makers["a"]().Limits.ToolConcurrency, makers["b"]().Limits.ToolConcurrency; a != 4 || b != 1 || DefaultLimits().ToolConcurrency != 1 {
+		t.Errorf("ToolConcurrency a %d, b %d, default %d; want 4, 1 and 1", a, b, DefaultLimits().ToolConcurrency)
 	}
 }

@@ -129,7 +129,7 @@ func TestToolCancelled(t *testing.T) {
 	p := dialog.MustPrompt("p", "Go.", dialog.WithFunctions(stuck))
 	m := &script{replies: []any{toolCall("c1", "stuck", `{}`), text("done")}}
 	a, run := newAgent(t, m, nil)
-	a.Limits.ToolTimeout = 0 // unbounded: only the cancellation ends the wait
+	a.Limits.ToolTimeout = -1 // unbounded: only the cancellation ends the wait
 	a.ReceivePrompt(p, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -183,7 +183,7 @@ func TestCallToolPanics(t *testing.T) {
 }
 
 // tool_timeout, set globally or per agent, is the agents' ToolTimeout;
-// unset, the default of ten minutes; a value that is not a duration is
+// unset, the default of ten minutes; 0, none, is -1 there; a value that is not a duration is
 // an error at its place.
 func TestToolTimeoutConfig(t *testing.T) {
 	cfg, err := config.Parse("t.yaml", []byte("tactic_type: chat\nglobal: {model_name: mock/demo, tool_timeout: 30s}\nagent_configs: [{name: a, system_prompt: x}, {name: b, system_prompt: x, tool_timeout: 0}]\n"), nil)
@@ -194,8 +194,8 @@ func TestToolTimeoutConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a, b := makers["a"]().Limits.ToolTimeout, makers["b"]().Limits.ToolTimeout; a != 30*time.Second || b != 0 {
-		t.Errorf("ToolTimeout a %v, b %v; want 30s and 0", a, b)
+	if a, b := makers["a"]().Limits.ToolTimeout, makers["b"]().Limits.ToolTimeout; a != 30*time.Second || b != -1 {
+		t.Errorf("ToolTimeout a %v, b %v; want 30s and -1 (none)", a, b)
 	}
 	if DefaultLimits().ToolTimeout != 10*time.Minute {
 		t.Errorf("default %v", DefaultLimits().ToolTimeout)

@@ -136,7 +136,7 @@ func TestEdgeOutcomesAfterLaterTurns(t *testing.T) {
 	}
 	ask := dialog.MustPrompt("ask", "{q} Answer in <answer></answer>.", dialog.WithParser(&dialog.TagParser{XMLTags: []string{"answer"}}))
 	a := &tactics.Agent{Name: "coder", System: dialog.MustPrompt("sys", "You add."), ModelName: "edge/test", Log: w,
-		Limits: tactics.Limits{MaxExceptionRetry: 1, BackoffBase: 1},
+		Limits: tactics.Limits{MaxExceptionRetry: 1, MaxRetries: -1},
 		// turn 1: retried then ok; turn 2: network failure; turn 3: never parses; turn 4: ok.
 		Model: &edgeModel{replies: []string{"four", "<answer>4</answer>", "ERR", "six?", "still six?", "<answer>10</answer>"}}}
 	if err := a.Open("main", nil); err != nil {

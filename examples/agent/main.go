@@ -85,7 +85,7 @@ func run(ctx context.Context, modelName, baseURL, logDir string) (err error) {
 	}
 	agent := &tactics.Agent{
 		Name: "calculator", System: dialog.MustPrompt("demo/system", "You are a careful calculator."),
-		Model: model, ModelName: modelName, Limits: tactics.DefaultLimits(),
+		Model: model, ModelName: modelName,
 		Context: cm, ContextName: "default", Log: w,
 	}
 	if err := agent.Open("main", nil); err != nil {

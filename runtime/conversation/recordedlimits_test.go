@@ -48,7 +48,7 @@ func replayedLimits(t *testing.T, root string, edit func(agent map[string]any)) 
 // replays with their defaults.
 func TestRecordedLimits(t *testing.T) {
 	lim := tactics.DefaultLimits()
-	lim.CallTimeout, lim.MaxRetryWait, lim.ToolTimeout, lim.MaxToolOutput = 90*time.Second, 0, 45*time.Minute, 4096
+	lim.CallTimeout, lim.MaxRetryWait, lim.ToolTimeout, lim.MaxToolOutput = 90*time.Second, -1, 45*time.Minute, 4096
 	lim.MaxExceptionRetry, lim.MaxLLMRecall = 1, 2
 	m := mockModel(t, provider.MockConfig{})
 	root := filepath.Join(t.TempDir(), "runs")

@@ -1,6 +1,7 @@
 package conversation
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -97,7 +98,7 @@ func (t *servedRun) Call(ctx context.Context, s *tactics.Session, task string) (
 		return nil, fmt.Errorf("run %s: the %s ran with the context manager %s, whose settings its log does not hold (an agent built without AgentSpec.ContextConfig): set agent_configs.%s.context_manager to replay it",
 			rec.Run.ID, tactics.AgentLabel(a.Name), t.p.ContextManager, a.Name)
 	}
-	a.Limits.MaxRetries = t.p.MaxRetries
+	a.Limits.MaxRetries = cmp.Or(t.p.MaxRetries, -1) // recorded as a config writes it, 0 for none
 	if t.tactic == CompactTactic {
 		// The recorded template, under the summary prompt's path.
 		if a.System, err = dialog.NewPrompt(summaryPath, a.System.Template); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"time"
 
 	"github.com/lllm-go/lllm/internal/jsontext"
 	"github.com/lllm-go/lllm/logs"
@@ -129,20 +130,22 @@ func (s *Service) startRunLog(ctx context.Context, tactic string, conv *Conversa
 		return nil, nil
 	}
 	lim := sp.Limits
-	if lim == (tactics.Limits{}) {
-		lim = tactics.DefaultLimits()
-	}
 	system := sp.System
 	if guest || tactic == CompactTactic {
 		lim = textOnly(lim) // as respond and summarize run it
 	}
+	// Recorded as a config writes them: 0 for none.
+	lim = lim.Resolved()
+	none := func(n int) int { return max(n, 0) }
+	dur := func(d time.Duration) string { return max(d, 0).String() }
+	maxOutput := none(lim.MaxToolOutput)
 	if tactic == CompactTactic {
 		system = s.summary
 	}
 	ag := RecordedAgent{Name: sp.Name, ModelName: sp.ModelName, SystemPrompt: system.Template,
-		MaxExceptionRetry: lim.MaxExceptionRetry, MaxInterruptSteps: lim.MaxInterruptSteps, MaxLLMRecall: lim.MaxLLMRecall,
-		CallTimeout: lim.CallTimeout.String(), MaxRetryWait: lim.MaxRetryWait.String(), ToolTimeout: lim.ToolTimeout.String(),
-		MaxToolOutput: &lim.MaxToolOutput}
+		MaxExceptionRetry: none(lim.MaxExceptionRetry), MaxInterruptSteps: none(lim.MaxInterruptSteps), MaxLLMRecall: none(lim.MaxLLMRecall),
+		CallTimeout: dur(lim.CallTimeout), MaxRetryWait: dur(lim.MaxRetryWait), ToolTimeout: dur(lim.ToolTimeout),
+		MaxToolOutput: &maxOutput}
 	if !sp.Params.IsZero() {
 		ag.ModelArgs = &sp.Params
 	}
@@ -162,7 +165,7 @@ func (s *Service) startRunLog(ctx context.Context, tactic string, conv *Conversa
 		}
 	}
 	cfg := RecordedConfig{TacticType: tactic, Agents: []RecordedAgent{ag}, Params: RunParams{Agent: conv.agent, Sender: conv.sender,
-		Answering: sp.Name, Role: "primary", ContextManager: sp.ContextName, MaxRetries: lim.MaxRetries, CWD: cwd,
+		Answering: sp.Name, Role: "primary", ContextManager: sp.ContextName, MaxRetries: none(lim.MaxRetries), CWD: cwd,
 		CompactTokens: s.agents[conv.agent].spec.CompactTokens, History: history}, PromptsDir: promptsDir}
 	if guest {
 		cfg.Params.Role = "guest"

@@ -49,8 +49,8 @@ type AgentSpec struct {
 	Model     provider.Model
 	ModelName string
 	Params    provider.Params
-	// Limits bound the call loop; the zero value means
-	// tactics.DefaultLimits.
+	// Limits bound the call loop; a zero field takes its default (see
+	// tactics.Limits).
 	Limits tactics.Limits
 	// Context shapes each request (see tactics.Agent); nil sends it whole.
 	Context     contextmgr.Manager
@@ -186,10 +186,7 @@ const ToolConcurrencyProblem = "tool_concurrency: a conversation runs its tool c
 // checkAskTimeout reports an agent whose tool timeout would end its
 // ask_user calls before ask_user's own timeout of ask does.
 func checkAskTimeout(sp *AgentSpec, ask time.Duration) error {
-	lim := sp.Limits
-	if lim == (tactics.Limits{}) {
-		lim = tactics.DefaultLimits()
-	}
+	lim := sp.Limits.Resolved()
 	if lim.ToolTimeout > 0 && lim.MaxInterruptSteps > 0 && lim.ToolTimeout < ask {
 		return fmt.Errorf("%s: its tool timeout (tool_timeout, %v) is shorter than ask_user's timeout (ask_user_timeout, %v), so ask_user would stop waiting for the user before its time: raise tool_timeout or lower ask_user_timeout",
 			tactics.AgentLabel(sp.Name), lim.ToolTimeout, ask)
@@ -752,12 +749,9 @@ const (
 	summaryPath   = "conversation/summarise"
 )
 
-// textOnly is l (DefaultLimits when zero) without tool rounds.
+// textOnly is l without tool rounds.
 func textOnly(l tactics.Limits) tactics.Limits {
-	if l == (tactics.Limits{}) {
-		l = tactics.DefaultLimits()
-	}
-	l.MaxInterruptSteps = 0
+	l.MaxInterruptSteps = -1
 	return l
 }
 

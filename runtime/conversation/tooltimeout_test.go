@@ -29,8 +29,8 @@ func TestAskTimeoutWithinToolTimeout(t *testing.T) {
 		{"default tool timeout, longer ask", tactics.Limits{}, 20 * time.Minute,
 			"conversation: agent assistant: its tool timeout (tool_timeout, 10m0s) is shorter than ask_user's timeout (ask_user_timeout, 20m0s), so ask_user would stop waiting for the user before its time: raise tool_timeout or lower ask_user_timeout"},
 		{"longer tool timeout", limits(time.Hour, 5), 30 * time.Minute, ""},
-		{"no tool timeout", limits(0, 5), 30 * time.Minute, ""},
-		{"no tool rounds", limits(time.Minute, 0), 30 * time.Minute, ""},
+		{"no tool timeout", limits(-1, 5), 30 * time.Minute, ""},
+		{"no tool rounds", limits(time.Minute, -1), 30 * time.Minute, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := NewService(quietStore(t, t.TempDir()), []*AgentSpec{

@@ -75,9 +75,6 @@ func (t *react) Call(ctx context.Context, s *tactics.Session, task string) (any,
 	if err != nil {
 		return nil, err
 	}
-	if a.Limits == (tactics.Limits{}) {
-		a.Limits = tactics.DefaultLimits()
-	}
 	a.Limits.MaxInterruptSteps = t.maxSteps
 	if err := a.Open("main", nil); err != nil {
 		return nil, err
