@@ -1071,9 +1071,9 @@ func callKey(fc dialog.FunctionCall) string { return fc.Name + "\x00" + compactJ
 
 // ranCall is a tool call run ahead of its turn (see startCalls).
 type ranCall struct {
-	done  dialog.FunctionCall
-	ran   bool
-	start time.Time
+	done dialog.FunctionCall
+	ran  bool
+	took time.Duration // how long run took, not how long the result waited
 }
 
 // startCalls starts, when more than one may run at once, the calls of a
@@ -1103,7 +1103,7 @@ func startCalls(calls []dialog.FunctionCall, limit int, seen map[string]string, 
 			defer func() { <-slots }()
 			start := time.Now()
 			done, ran := run(fc)
-			out <- ranCall{done, ran, start}
+			out <- ranCall{done, ran, time.Since(start)}
 		}(fc, started[i])
 	}
 	return started
@@ -1148,7 +1148,8 @@ func (a *Agent) answerCalls(work *dialog.Dialog, reply *dialog.Message, lim Limi
 		case repeated:
 		case started != nil && started[i] != nil:
 			r := <-started[i]
-			done, ran, start = r.done, r.ran, r.start
+			// Timed from when it started, not from when its turn came.
+			done, ran, start = r.done, r.ran, time.Now().Add(-r.took)
 		default:
 			done, ran = run(fc)
 		}
