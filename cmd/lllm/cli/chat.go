@@ -96,7 +96,7 @@ and no history. The run logs of the turns are the server's (see lllm serve).`,
 	fs.StringVar(&o.addr, "addr", DefaultServeAddr, "the server's `HOST:PORT` (or URL)")
 	fs.StringVar(&o.tokenEnv, "token-env", "", "send the bearer token read from the environment variable `NAME`")
 	fs.BoolVar(&o.noHistory, "no-history", false, "at a terminal, keep no history file of the lines typed")
-	fs.BoolVar(&o.reasoning, "reasoning", false, "print a reply's reasoning, for a model that shows its thinking, as it streams, before the reply")
+	fs.BoolVar(&o.reasoning, "reasoning", false, "print a reply's reasoning, for a model that shows its thinking, as it streams, before the reply (and in /history)")
 	addFormatFlag(cmd, "output", o.format)
 	noLogDir(cmd, "the server writes the run logs of the turns (lllm serve --log-dir DIR)")
 	return cmd
@@ -496,7 +496,11 @@ func (c *chatClient) history(ctx context.Context) {
 		if e.Message == nil {
 			continue
 		}
-		fmt.Fprintf(c.out, "%s: %s\n", e.Message.Name, e.Message.Text())
+		fmt.Fprintf(c.out, "%s: ", e.Message.Name)
+		if r := e.Message.ReasoningText(); c.reasoning && r != "" {
+			fmt.Fprintf(c.out, "[thinking] %s\n", r) // as the reply streamed
+		}
+		fmt.Fprintln(c.out, e.Message.Text())
 		for _, a := range e.Asks {
 			fmt.Fprintf(c.out, "  [%s asked] %s\n", a.Agent, a.Question)
 			if a.Error != "" && a.Answer == "" {
@@ -837,16 +841,15 @@ func (c *chatClient) show(ev conversation.Event) {
 			fmt.Fprintf(c.out, "%s: ", c.asked)
 			c.asked = ""
 		}
-		if c.thinking {
-			fmt.Fprintln(c.out) // the reply on a line of its own
-			c.thinking = false
-		}
+		c.endThinking()
 		fmt.Fprint(c.out, ev.Text)
 	case "tool":
+		c.endThinking() // the next round's reasoning is marked again
 		if ev.Tool != nil {
 			fmt.Fprintf(c.out, "[tool %s %s] ", ev.Tool.Name, ev.Tool.Arguments)
 		}
 	case "ask":
+		c.thinking = false // the question goes on a line of its own
 		fmt.Fprintf(c.out, "\n[%s asks] %s\n", ev.Agent, ev.Text)
 		if c.prompt {
 			fmt.Fprint(c.out, "> ")
@@ -867,6 +870,15 @@ func (c *chatClient) show(ev conversation.Event) {
 		fmt.Fprintln(c.out)
 	}
 	_ = c.out.Flush()
+}
+
+// endThinking ends the line of reasoning being printed, if any, so that
+// what follows (the reply, a tool call) starts a line of its own.
+func (c *chatClient) endThinking() {
+	if c.thinking {
+		fmt.Fprintln(c.out)
+		c.thinking = false
+	}
 }
 
 // errBadEvent is the error of an event the server sent that does not
