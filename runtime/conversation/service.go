@@ -268,8 +268,10 @@ func (s *Service) unknown(kind error, name string) error {
 
 // Event is one step of a run, as a stream reports it.
 type Event struct {
-	// Type is "start", "text", "reasoning", "tool", "ask", "error" or
-	// "end".
+	// Type is "start", "text", "reasoning", "tool", "ask", "retry",
+	// "error" or "end". A retry says that the model call failed (Error)
+	// and is made again: the text and reasoning streamed since the start
+	// or the last tool call are dropped, and the new attempt's follow.
 	Type string `json:"type"`
 	// Agent is the agent that answers.
 	Agent  string `json:"agent"`
@@ -616,6 +618,10 @@ func (s *Service) respond(ctx context.Context, st *runState, answering *agentEnt
 				return nil
 			}
 			return st.emit(Event{Type: "text", Agent: st.agent, Text: c.Text})
+		},
+		Retrying: func(r tactics.Retry) {
+			// A client that went away fails the next stream write.
+			_ = st.emit(Event{Type: "retry", Agent: st.agent, Error: r.Err.Error()})
 		}}
 	if guest {
 		a.Limits = textOnly(a.Limits)

@@ -124,6 +124,9 @@ type chatClient struct {
 	// asked is the agent that asked the last question: its reply goes on
 	// after the answer, under its name again.
 	asked string
+	// who is the answering agent of the reply being printed, as its
+	// line names it.
+	who string
 	// reasoning is whether to print reasoning events (--reasoning), and
 	// thinking whether the last thing printed was one.
 	reasoning, thinking bool
@@ -818,11 +821,11 @@ func (c *chatClient) show(ev conversation.Event) {
 	}
 	switch ev.Type {
 	case "start":
-		who := ev.Agent
+		c.who = ev.Agent
 		if ev.Guest {
-			who += " (guest)"
+			c.who += " (guest)"
 		}
-		fmt.Fprintf(c.out, "%s: ", who)
+		fmt.Fprintf(c.out, "%s: ", c.who)
 	case "reasoning":
 		if !c.reasoning {
 			break
@@ -855,18 +858,31 @@ func (c *chatClient) show(ev conversation.Event) {
 			fmt.Fprint(c.out, "> ")
 		}
 		c.asked = ev.Agent
+	case "retry":
+		// What streamed of the failed attempt is dropped: the reply
+		// starts again on a line of its own.
+		c.thinking = false
+		fmt.Fprintf(c.out, "\n[retrying: %s]\n%s: ", ev.Error, c.who)
 	case "error":
 		fmt.Fprintf(c.out, "\n[error: %s]", ev.Error)
 	case "end":
-		c.thinking = false
 		switch ev.Status {
 		case "killed":
 			fmt.Fprint(c.out, " [killed]")
 		case "ok":
+			if m := ev.Message; m != nil && m.Message != nil && m.Message.Text() == "" {
+				c.endThinking()
+				if m.Message.ReasoningText() != "" && !c.reasoning {
+					fmt.Fprint(c.out, "[no text: the reply is all reasoning, which --reasoning shows]")
+				} else {
+					fmt.Fprint(c.out, "[no text]")
+				}
+			}
 			if ev.Compacted != nil {
 				fmt.Fprintf(c.out, "\n[compacted into archive %d: %s]", ev.Compacted.ID, ev.Compacted.Title)
 			}
 		}
+		c.thinking = false
 		fmt.Fprintln(c.out)
 	}
 	_ = c.out.Flush()
