@@ -445,8 +445,30 @@ func (w *Writer) shutdown() error {
 	if w.file != nil {
 		err = errors.Join(err, w.pathErr(w.file.Sync()))
 		if w.owned {
-			err = errors.Join(err, w.file.Close())
+			err = errors.Join(err, w.checkLinked(), w.file.Close())
 		}
 	}
 	return err
+}
+
+// checkLinked reports a log whose file was deleted, or replaced, while the
+// Writer had it open: its records went to a file no reader can find, and a
+// run that ended well must not say it was recorded. It costs one stat, at
+// close.
+func (w *Writer) checkLinked() error {
+	if w.name == "" {
+		return nil
+	}
+	open, err := w.file.Stat()
+	if err != nil {
+		return nil // nothing to compare: the writes themselves succeeded
+	}
+	at, err := os.Stat(w.name)
+	if err == nil && os.SameFile(open, at) {
+		return nil
+	}
+	w.mu.Lock()
+	n := w.seq
+	w.mu.Unlock()
+	return fmt.Errorf("logs: the run log %s was deleted or moved while the run wrote it: its %d records are not there; keep the log root in place until the run ends", w.name, n)
 }
