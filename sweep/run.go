@@ -205,6 +205,9 @@ func (s *Sweep) Run(ctx context.Context) (*Report, error) {
 	if fatalErr != nil {
 		return nil, fatalErr
 	}
+	if err := st.check(); err != nil {
+		return nil, err
+	}
 	rep, err := s.Report()
 	if err != nil {
 		return nil, err

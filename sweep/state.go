@@ -486,7 +486,8 @@ func readRecordsAt(path string, add func(r *Record, off int64, n int)) ([]string
 // many samples finishing at once, one fsync covers them all, and still no
 // append returns before its record is on disk.
 type store struct {
-	f *os.File
+	f    *os.File
+	path string
 
 	mu      sync.Mutex
 	cond    sync.Cond // signalled when an fsync ends
@@ -513,7 +514,7 @@ func openStore(path string) (*store, error) {
 			}
 		}
 	}
-	s := &store{f: f}
+	s := &store{f: f, path: path}
 	s.cond.L = &s.mu
 	return s, nil
 }
@@ -565,6 +566,25 @@ func (s *store) append(r *Record) error {
 }
 
 func (s *store) close() error { return s.f.Close() }
+
+// check reports a samples file deleted, or replaced, since it was opened:
+// the records appended since went to a file no reader will find, and a
+// sweep that finished must not say its samples are recorded. It costs one
+// stat, once a run is over.
+func (s *store) check() error {
+	open, err := s.f.Stat()
+	if err != nil {
+		return nil // nothing to compare: the appends themselves succeeded
+	}
+	at, err := os.Stat(s.path)
+	if err == nil && os.SameFile(open, at) {
+		return nil
+	}
+	s.mu.Lock()
+	n := s.written
+	s.mu.Unlock()
+	return fmt.Errorf("the samples file %s was deleted or moved while the sweep ran: the %d samples it recorded are not in it (their run logs are in %s); run the sweep again to run them again", s.path, n, filepath.Join(filepath.Dir(s.path), RunsDir))
+}
 
 // Manifest describes a sweep's grid, for reports read from disk.
 type Manifest struct {
