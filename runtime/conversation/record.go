@@ -220,6 +220,17 @@ func (a *appender) sync() error {
 	if err := a.f.Sync(); err != nil {
 		return fmt.Errorf("conversation: syncing %s: %w", a.path, err)
 	}
+	// A log deleted (or moved) while it is open takes every record since
+	// with it: say so, once a turn, rather than answer turns no restart
+	// will find. Later writes would go to it too, and fail with this.
+	open, err := a.f.Stat()
+	if err != nil {
+		return nil // nothing to compare: the writes themselves succeeded
+	}
+	if at, err := os.Stat(a.path); err != nil || !os.SameFile(open, at) {
+		a.err = fmt.Errorf("conversation: %s was deleted or moved while the server wrote it: its records are not there; restart the server to go on from what the data dir holds", a.path)
+		return a.err
+	}
 	return nil
 }
 
