@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/lllm-go/lllm/internal/jsontext"
 	"github.com/lllm-go/lllm/runtime/config"
@@ -86,6 +87,11 @@ func readJSONL(r io.Reader, path string, d DatasetSpec, note string) ([]Row, err
 	n := 1
 	for ; sc.Scan(); n++ {
 		line := sc.Bytes()
+		if i := invalidUTF8(line); i >= 0 {
+			// JSON decoding would make it U+FFFD: the model would get
+			// another task than the file's, and nothing would say so.
+			return nil, &config.Error{File: path, Line: n, Column: i + 1, Msg: notUTF8}
+		}
 		if n == 1 {
 			line = bytes.TrimPrefix(line, []byte("\ufeff")) // a byte order mark, as some editors write
 		}
@@ -136,6 +142,9 @@ func readCSV(r io.Reader, path string, d DatasetSpec) ([]Row, error) {
 	if len(header) > 0 {
 		header[0] = strings.TrimPrefix(header[0], "\ufeff") // a byte order mark, as Excel writes
 	}
+	if err := csvUTF8(cr, path, header); err != nil {
+		return nil, err
+	}
 	for i, h := range header {
 		if j := slices.Index(header[:i], h); j >= 0 {
 			return nil, errorAt(path, 1, "column %q twice in the header (columns %d and %d): give each column its own name", h, j+1, i+1)
@@ -157,6 +166,9 @@ func readCSV(r io.Reader, path string, d DatasetSpec) ([]Row, error) {
 		if len(rec) != len(header) {
 			return nil, errorAt(path, line, "%d fields, but the header has %d", len(rec), len(header))
 		}
+		if err := csvUTF8(cr, path, rec); err != nil {
+			return nil, err
+		}
 		obj := make(map[string]any, len(header))
 		for i, h := range header {
 			obj[h] = rec[i]
@@ -168,6 +180,37 @@ func readCSV(r io.Reader, path string, d DatasetSpec) ([]Row, error) {
 		rows = append(rows, row)
 	}
 	return rows, nil
+}
+
+// notUTF8 is the problem of a dataset line that is not UTF-8 text.
+const notUTF8 = "not UTF-8 text: save the dataset as UTF-8"
+
+// invalidUTF8 returns the offset of the first byte of b that is not part
+// of a UTF-8 character, or -1 when b is UTF-8 text.
+func invalidUTF8(b []byte) int {
+	if utf8.Valid(b) {
+		return -1
+	}
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
+}
+
+// csvUTF8 refuses the record cr read last when a field of it is not UTF-8
+// text, which no tactic would take as a task: the error is at the field.
+func csvUTF8(cr *csv.Reader, path string, rec []string) error {
+	for i, f := range rec {
+		if !utf8.ValidString(f) {
+			line, col := cr.FieldPos(i)
+			return &config.Error{File: path, Line: line, Column: col, Msg: notUTF8}
+		}
+	}
+	return nil
 }
 
 func orDefault(s, def string) string {

@@ -453,6 +453,11 @@ func readTasks(path string) ([]taskLine, error) {
 		bad := func(format string, args ...any) error {
 			return fmt.Errorf("%s:%d: %s (want {\"task\": \"...\"} or {\"id\": ..., \"input\": \"...\"})", path, n, fmt.Sprintf(format, args...))
 		}
+		if !utf8.Valid(line) {
+			// JSON decoding would make it U+FFFD: the tactic would run
+			// on another task than the file's, and nothing would say so.
+			return nil, bad("not UTF-8 text: save the file as UTF-8")
+		}
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(line, &obj); err != nil || obj == nil {
 			if err == nil {
