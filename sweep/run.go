@@ -308,6 +308,12 @@ func (x *execution) runSample(ctx context.Context, ropts tactics.RunOptions, sm 
 	rec := &Record{Cell: sm.cell.Hash, Row: sm.row.ID, Repeat: sm.repeat, Settings: sm.cell.Settings,
 		Expected: sm.row.Expected, RowHash: strconv.FormatUint(rowSum(sm.row), 16), Shard: x.s.opts.Shard.String()}
 	for attempt := 0; ; attempt++ {
+		// The cell's runner is prepared once, by its first samples: that
+		// is neither their latency nor part of their timeout.
+		r, err := x.runner(ctx, sm.cell, ropts)
+		if err != nil {
+			return nil, fmt.Errorf("sample %s of cell %s: %w", sm.row.ID, sm.cell.Hash, err)
+		}
 		st := &sampleState{repeat: sm.repeat}
 		sctx := withState(ctx, st)
 		cancel := func() {}
@@ -315,11 +321,7 @@ func (x *execution) runSample(ctx context.Context, ropts tactics.RunOptions, sm 
 			sctx, cancel = context.WithTimeout(sctx, spec.Timeout)
 		}
 		begin := time.Now()
-		var res *tactics.Result
-		r, err := x.runner(ctx, sm.cell, ropts)
-		if err == nil {
-			res, err = r.Run(sctx, sm.row.Task)
-		}
+		res, err := r.Run(sctx, sm.row.Task)
 		latency := time.Since(begin)
 		timedOut := errors.Is(sctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 		cancel()
