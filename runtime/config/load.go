@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -303,6 +304,20 @@ func yamlError(name string, data []byte, err error) error {
 				e.Err = fmt.Errorf("%s (line %d is indented with a tab: YAML indents with spaces)", m[2], e.Line)
 			}
 		}
+	}
+	if e.Line == 0 && !utf8.Valid(data) {
+		// yaml.v3 says "invalid leading UTF-8 octet" and no more: place it.
+		i := 0
+		for i < len(data) {
+			r, n := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && n == 1 {
+				break
+			}
+			i += n
+		}
+		e.Line = bytes.Count(data[:i], []byte("\n")) + 1
+		e.Column = i - bytes.LastIndexByte(data[:i], '\n')
+		e.Err = errors.New("not UTF-8 text: save the file as UTF-8")
 	}
 	return e
 }
