@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 	"weak"
 
 	"github.com/lllm-go/lllm/dialog"
@@ -61,6 +62,13 @@ func encoding(name string) (*tiktoken.Tiktoken, error) {
 	encodingsMu.Unlock()
 	e.once.Do(func() { e.enc, e.err = tiktoken.GetEncoding(name) })
 	return e.enc, e.err
+}
+
+// Preload builds the process-wide encoding that model's tokens are counted
+// with (see [EncodingFor]), which the first count would build otherwise:
+// tens of milliseconds for the larger ones. Call it ahead of timed work.
+func Preload(model string) {
+	_, _ = encoding(EncodingFor(model))
 }
 
 // modelName is the bare, lower-case model name: the part after the last
@@ -141,24 +149,29 @@ type Tokenizer struct {
 	charsPerToken int  // > 0: count ceil(runes/charsPerToken) instead of BPE tokens
 	noMemo        bool // recount on every call (the benchmark's baseline)
 
+	// byText remembers the counts of message texts, for messages that
+	// are new copies of ones counted before (a conversation's history is
+	// rebuilt for every turn).
+	byText textCounts
+
 	mu    sync.Mutex
-	memo  map[memoKey]*memoEntry
-	tools map[toolKey]*memoEntry
+	memo  map[memoKey]*memoEntry[dialog.Message]
+	tools map[memoKey]*memoEntry[dialog.Function]
 
 	calls, memoHits, tokenized, texts atomic.Int64
 }
 
+// memoKey is a memo entry's key: the address of the message or function
+// counted, and the encoding. The entry holds its object weakly and is
+// used only while that object is alive: an address freed and used again
+// before the first object's cleanup ran names another object.
 type memoKey struct {
-	msg weak.Pointer[dialog.Message]
-	enc string
+	addr uintptr
+	enc  string
 }
 
-type toolKey struct {
-	fn  weak.Pointer[dialog.Function]
-	enc string
-}
-
-type memoEntry struct {
+type memoEntry[T any] struct {
+	obj  weak.Pointer[T]
 	once sync.Once
 	n    int
 }
@@ -188,10 +201,10 @@ func (t *Tokenizer) Stats() TokenizerStats {
 
 // Count returns the number of tokens in text for model (see [EncodingFor]).
 // Special tokens such as "<|endoftext|>" are counted as ordinary text.
-// Count does not memoise.
+// Counts are remembered by text, as message texts are (see CountMessage).
 func (t *Tokenizer) Count(model, text string) int {
 	t.calls.Add(1)
-	return t.count(EncodingFor(model), text)
+	return t.countText(EncodingFor(model), text)
 }
 
 // CountMessage returns the number of tokens m costs when sent to model: its
@@ -210,7 +223,7 @@ func (t *Tokenizer) countMessage(enc string, m *dialog.Message) int {
 		t.calls.Add(1)
 		return t.measure(enc, m)
 	}
-	return memoised(t, &t.memo, memoKey{msg: weak.Make(m), enc: enc}, m, func() int { return t.measure(enc, m) })
+	return memoised(t, &t.memo, enc, m, func() int { return t.measure(enc, m) })
 }
 
 // CountTools returns the number of tokens the declarations of fns cost when
@@ -236,28 +249,34 @@ func (t *Tokenizer) countTools(enc string, fns []*dialog.Function) int {
 			n += measure()
 			continue
 		}
-		n += memoised(t, &t.tools, toolKey{fn: weak.Make(f), enc: enc}, f, measure)
+		n += memoised(t, &t.tools, enc, f, measure)
 	}
 	return n
 }
 
-// memoised returns the memoised count of key, measuring it once; the
-// entry is dropped once obj, which key holds weakly, is collected.
-func memoised[K comparable, T any](t *Tokenizer, memo *map[K]*memoEntry, key K, obj *T, measure func() int) int {
+// memoised returns the memoised count of obj in the encoding enc,
+// measuring it once; the entry is dropped once obj is collected. A hit
+// costs a map lookup and the load of a weak pointer: weak.Make, which
+// searches the object's span for its handle under a lock, is paid once
+// per object.
+func memoised[T any](t *Tokenizer, memo *map[memoKey]*memoEntry[T], enc string, obj *T, measure func() int) int {
 	t.calls.Add(1)
+	key := memoKey{addr: uintptr(unsafe.Pointer(obj)), enc: enc}
 	t.mu.Lock()
 	if *memo == nil {
-		*memo = map[K]*memoEntry{}
+		*memo = map[memoKey]*memoEntry[T]{}
 	}
-	e, ok := (*memo)[key]
-	if !ok {
-		e = &memoEntry{}
+	e := (*memo)[key]
+	if e == nil || e.obj.Value() != obj {
+		e = &memoEntry[T]{obj: weak.Make(obj)}
 		(*memo)[key] = e
-		runtime.AddCleanup(obj, func(key K) {
+		runtime.AddCleanup(obj, func(e *memoEntry[T]) {
 			t.mu.Lock()
-			delete(*memo, key)
+			if (*memo)[key] == e { // not yet replaced by an object at the same address
+				delete(*memo, key)
+			}
 			t.mu.Unlock()
-		}, key)
+		}, e)
 	}
 	t.mu.Unlock()
 	computed := false
@@ -279,9 +298,9 @@ func (t *Tokenizer) memoLen() int {
 	return len(t.memo) + len(t.tools)
 }
 
-// measure counts m without the memo.
+// measure counts m without the memo of messages.
 func (t *Tokenizer) measure(enc string, m *dialog.Message) int {
-	n := MessageOverhead + t.count(enc, m.Text())
+	n := MessageOverhead + t.countText(enc, m.Text())
 	for _, fc := range m.FunctionCalls {
 		n += t.count(enc, fc.Name) + t.count(enc, string(fc.Arguments))
 	}
@@ -312,6 +331,70 @@ func (t *Tokenizer) count(enc, text string) int {
 	t.tokenized.Add(int64(n))
 	t.texts.Add(1)
 	return n
+}
+
+// countText is count, remembered by text: a message's text is counted
+// once whatever copies of the message are counted later.
+func (t *Tokenizer) countText(enc, text string) int {
+	if t.noMemo || t.charsPerToken > 0 || text == "" {
+		return t.count(enc, text)
+	}
+	k := textKey{enc, text}
+	if n, ok := t.byText.get(k); ok {
+		return n
+	}
+	n := t.count(enc, text)
+	t.byText.put(k, n)
+	return n
+}
+
+// maxTextBytes bounds the text a textCounts remembers in each of its two
+// generations.
+const maxTextBytes = 16 << 20
+
+type textKey struct{ enc, text string }
+
+// textCounts remembers token counts by text in two generations: when the
+// newer holds maxTextBytes of text it becomes the older and the older is
+// dropped, so that memory stays bounded while the texts still in use are
+// found. It is safe for concurrent use; the zero value is ready.
+type textCounts struct {
+	mu       sync.Mutex
+	cur, old map[textKey]int
+	size     int // bytes of the texts in cur
+}
+
+func (c *textCounts) get(k textKey) (int, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n, ok := c.cur[k]; ok {
+		return n, true
+	}
+	n, ok := c.old[k]
+	if ok {
+		c.add(k, n)
+	}
+	return n, ok
+}
+
+func (c *textCounts) put(k textKey, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.add(k, n)
+}
+
+func (c *textCounts) add(k textKey, n int) {
+	if len(k.text) > maxTextBytes {
+		return
+	}
+	if c.size+len(k.text) > maxTextBytes {
+		c.old, c.cur, c.size = c.cur, nil, 0
+	}
+	if c.cur == nil {
+		c.cur = map[textKey]int{}
+	}
+	c.cur[k] = n
+	c.size += len(k.text)
 }
 
 // tail returns a suffix of text of at most about n tokens, cut on a

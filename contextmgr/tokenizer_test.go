@@ -10,6 +10,7 @@ import (
 	"image/jpeg"
 	"image/png"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -146,11 +147,15 @@ func TestMemoSameMessage(t *testing.T) {
 	if s := tok.Stats(); s.Texts != 2 {
 		t.Errorf("after counting for cl100k: Texts = %d, want 2", s.Texts)
 	}
-	// An equal but distinct message is counted again: the key is the pointer.
+	// An equal but distinct message is a memo entry of its own (the key
+	// is the pointer), whose text is not tokenized again.
 	c := *m
-	tok.CountMessage("gpt-4o", &c)
-	if s := tok.Stats(); s.Texts != 3 {
-		t.Errorf("after counting a copy: Texts = %d, want 3", s.Texts)
+	s3 := tok.Stats()
+	if got := tok.CountMessage("gpt-4o", &c); got != first {
+		t.Errorf("a copy counts %d, want %d", got, first)
+	}
+	if s := tok.Stats(); s.Texts != s3.Texts || s.Tokenized != s3.Tokenized || s.MemoHits != s3.MemoHits {
+		t.Errorf("after counting a copy: %+v, want no new work and no memo hit (before: %+v)", s, s3)
 	}
 }
 
@@ -195,7 +200,7 @@ func TestMemoConcurrent(t *testing.T) {
 	tok := NewTokenizer()
 	msgs := make([]*dialog.Message, 50)
 	for i := range msgs {
-		msgs[i] = &dialog.Message{Role: dialog.RoleUser, Content: strings.Repeat("concurrent counting ", 1+i%7)}
+		msgs[i] = &dialog.Message{Role: dialog.RoleUser, Content: strconv.Itoa(i) + strings.Repeat(" concurrent counting", 1+i%7)}
 	}
 	want := make([]int, len(msgs))
 	for i, m := range msgs {
@@ -212,7 +217,7 @@ func TestMemoConcurrent(t *testing.T) {
 				if got := tok.CountMessage("gpt-4o", msgs[i]); got != want[i] {
 					errs <- "wrong count"
 				}
-				tok.Count("gpt-4", "side work")
+				tok.Count("gpt-4", "side work "+strconv.Itoa(g*len(msgs)+k)) // each its own text
 			}
 		}()
 	}

@@ -115,7 +115,7 @@ func NewRunStart(ctx context.Context, tactic string, config, task any, seed int6
 		}
 	}
 	s.Host, _ = os.Hostname()
-	s.GitCommit = gitCommit()
+	s.GitCommit = GitCommit()
 	return s, nil
 }
 
@@ -129,12 +129,13 @@ func rawJSON(v any) (json.RawMessage, error) {
 	return json.Marshal(v)
 }
 
-// gitCommit is the commit of the git work tree the process runs in, with
-// "-dirty" when tracked files have changes, or "" outside a work tree. It
-// asks git once per process: a sweep starts thousands of runs. It never
-// takes git's index lock (--no-optional-locks), so it cannot leave a stale
-// one behind when the timeout kills git.
-var gitCommit = sync.OnceValue(func() string {
+// GitCommit is the commit of the git work tree the process runs in, with
+// "-dirty" when tracked files have changes, or "" outside a work tree, as
+// NewRunStart records it. It asks git once per process (a sweep starts
+// thousands of runs), which may take up to two seconds: call it ahead of
+// timed work. It never takes git's index lock (--no-optional-locks), so it
+// cannot leave a stale one behind when the timeout kills git.
+var GitCommit = sync.OnceValue(func() string {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	git := func(args ...string) ([]byte, error) {

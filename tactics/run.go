@@ -134,6 +134,12 @@ func Prepare(ctx context.Context, cfg *config.Config, opts RunOptions) (*Runner,
 	if root == "" {
 		root = cfg.LogDir
 	}
+	// What every run needs and the process builds once, built now rather
+	// than in the first runs' time (a sweep's latencies and timeouts).
+	logs.GitCommit()
+	for _, sp := range specs {
+		contextmgr.Preload(sp.full)
+	}
 	return &Runner{cfg: cfg, opts: opts, root: root, recorded: recorded, specs: specs, prompts: ps, texts: ps.texts()}, nil
 }
 
