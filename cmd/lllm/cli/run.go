@@ -229,16 +229,26 @@ func runOne(cmd *cobra.Command, o *runCmdOptions, cfg *config.Config, ropts tact
 	if res == nil {
 		return err
 	}
+	// err, with a result, is the run's log that could not be finished:
+	// the status is the tactic's, and the output says the log is not whole.
 	out := newOutput(cmd)
 	if o.format.value == "json" {
-		if werr := writeJSON(out, toResultJSON(res, "")); werr != nil {
+		rj := toResultJSON(res, "")
+		if err != nil {
+			rj.LogError = err.Error()
+		}
+		if werr := writeJSON(out, rj); werr != nil {
 			return werr
 		}
 	} else {
 		if res.Status == logs.StatusOK {
 			writeResultText(out, res.Result)
 		}
-		fmt.Fprintf(out, "run %s  status %s  tokens %d/%d  cost %s\n", res.RunID, res.Status,
+		status := string(res.Status)
+		if err != nil {
+			status += " (log unfinished)"
+		}
+		fmt.Fprintf(out, "run %s  status %s  tokens %d/%d  cost %s\n", res.RunID, status,
 			res.Totals.Cost.InputTokens, res.Totals.Cost.OutputTokens, usd(res.Totals.Cost.USD))
 	}
 	if ferr := out.flush(); ferr != nil {
@@ -382,6 +392,9 @@ type resultJSON struct {
 	Error      string          `json:"error,omitempty"`
 	Cost       dialog.Cost     `json:"cost"`
 	DurationMS float64         `json:"duration_ms"`
+	// LogError is why the run's log could not be finished (a full disk,
+	// a deleted log dir): the run ended, but its log is not whole.
+	LogError string `json:"log_error,omitempty"`
 }
 
 func toResultJSON(r *tactics.Result, taskID string) resultJSON {
