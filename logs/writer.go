@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/internal/atomicfile"
 )
 
 // DefaultSyncInterval is how often a Writer fsyncs its file when
@@ -456,15 +457,7 @@ func (w *Writer) shutdown() error {
 // run that ended well must not say it was recorded. It costs one stat, at
 // close.
 func (w *Writer) checkLinked() error {
-	if w.name == "" {
-		return nil
-	}
-	open, err := w.file.Stat()
-	if err != nil {
-		return nil // nothing to compare: the writes themselves succeeded
-	}
-	at, err := os.Stat(w.name)
-	if err == nil && os.SameFile(open, at) {
+	if w.name == "" || !atomicfile.Gone(w.file, w.name) {
 		return nil
 	}
 	w.mu.Lock()

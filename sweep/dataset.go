@@ -87,7 +87,7 @@ func readJSONL(r io.Reader, path string, d DatasetSpec, note string) ([]Row, err
 	n := 1
 	for ; sc.Scan(); n++ {
 		line := sc.Bytes()
-		if i := invalidUTF8(line); i >= 0 {
+		if i := jsontext.InvalidUTF8(line); i >= 0 {
 			// JSON decoding would make it U+FFFD: the model would get
 			// another task than the file's, and nothing would say so.
 			return nil, &config.Error{File: path, Line: n, Column: i + 1, Msg: notUTF8}
@@ -184,22 +184,6 @@ func readCSV(r io.Reader, path string, d DatasetSpec) ([]Row, error) {
 
 // notUTF8 is the problem of a dataset line that is not UTF-8 text.
 const notUTF8 = "not UTF-8 text: save the dataset as UTF-8"
-
-// invalidUTF8 returns the offset of the first byte of b that is not part
-// of a UTF-8 character, or -1 when b is UTF-8 text.
-func invalidUTF8(b []byte) int {
-	if utf8.Valid(b) {
-		return -1
-	}
-	for i := 0; i < len(b); {
-		r, n := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && n == 1 {
-			return i
-		}
-		i += n
-	}
-	return -1
-}
 
 // csvUTF8 refuses the record cr read last when a field of it is not UTF-8
 // text, which no tactic would take as a task: the error is at the field.

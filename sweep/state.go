@@ -572,12 +572,7 @@ func (s *store) close() error { return s.f.Close() }
 // sweep that finished must not say its samples are recorded. It costs one
 // stat, once a run is over.
 func (s *store) check() error {
-	open, err := s.f.Stat()
-	if err != nil {
-		return nil // nothing to compare: the appends themselves succeeded
-	}
-	at, err := os.Stat(s.path)
-	if err == nil && os.SameFile(open, at) {
+	if !atomicfile.Gone(s.f, s.path) {
 		return nil
 	}
 	s.mu.Lock()

@@ -92,3 +92,16 @@ func SyncDir(dir string) error {
 	}
 	return nil
 }
+
+// Gone reports whether path no longer names the file f has open: it was
+// deleted, moved or replaced, so what was written to f since is lost to
+// anyone who reads path. It is false when f cannot be asked (the writes
+// themselves succeeded: nothing says they were lost).
+func Gone(f *os.File, path string) bool {
+	open, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	at, err := os.Stat(path)
+	return err != nil || !os.SameFile(open, at)
+}

@@ -119,6 +119,23 @@ var safeSet = func() (set [utf8.RuneSelf]bool) {
 	return set
 }()
 
+// InvalidUTF8 returns the offset of the first byte of b that is not part
+// of a UTF-8 sequence, which JSON text would carry as U+FFFD, or -1 when b
+// is UTF-8 text.
+func InvalidUTF8(b []byte) int {
+	if utf8.Valid(b) {
+		return -1
+	}
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
+}
+
 // ValidUTF8 is s as JSON text carries it (see AppendString): each byte
 // that is not part of a UTF-8 sequence a U+FFFD. It is s itself when s is
 // valid.

@@ -13,9 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/lllm-go/lllm/internal/jsontext"
 )
 
 // maxNodes bounds the values one YAML document may expand to, so that
@@ -305,16 +306,8 @@ func yamlError(name string, data []byte, err error) error {
 			}
 		}
 	}
-	if e.Line == 0 && !utf8.Valid(data) {
+	if i := jsontext.InvalidUTF8(data); e.Line == 0 && i >= 0 {
 		// yaml.v3 says "invalid leading UTF-8 octet" and no more: place it.
-		i := 0
-		for i < len(data) {
-			r, n := utf8.DecodeRune(data[i:])
-			if r == utf8.RuneError && n == 1 {
-				break
-			}
-			i += n
-		}
 		e.Line = bytes.Count(data[:i], []byte("\n")) + 1
 		e.Column = i - bytes.LastIndexByte(data[:i], '\n')
 		e.Err = errors.New("not UTF-8 text: save the file as UTF-8")

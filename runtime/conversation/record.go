@@ -15,6 +15,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/internal/atomicfile"
 )
 
 // The on-disk format of a conversation log, documented in
@@ -223,11 +224,7 @@ func (a *appender) sync() error {
 	// A log deleted (or moved) while it is open takes every record since
 	// with it: say so, once a turn, rather than answer turns no restart
 	// will find. Later writes would go to it too, and fail with this.
-	open, err := a.f.Stat()
-	if err != nil {
-		return nil // nothing to compare: the writes themselves succeeded
-	}
-	if at, err := os.Stat(a.path); err != nil || !os.SameFile(open, at) {
+	if atomicfile.Gone(a.f, a.path) {
 		a.err = fmt.Errorf("conversation: %s was deleted or moved while the server wrote it: its records are not there; restart the server to go on from what the data dir holds", a.path)
 		return a.err
 	}
