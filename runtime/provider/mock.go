@@ -10,6 +10,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -318,15 +319,15 @@ func (m *Mock) limit(text string, opts llms.CallOptions) (string, string) {
 		}
 	}
 	if opts.MaxTokens > 0 && m.tokens(text) > opts.MaxTokens {
-		// The longest prefix of whole words within the limit.
-		cut := ""
-		for _, w := range strings.SplitAfter(text, " ") {
-			if m.tokens(cut+w) > opts.MaxTokens {
-				break
-			}
-			cut += w
+		// The longest prefix of whole words within the limit, found by
+		// bisection (a prefix has no fewer tokens than a shorter one):
+		// a few counts, not one per word.
+		ends := []int{0}
+		for i, w := range strings.SplitAfter(text, " ") {
+			ends = append(ends, ends[i]+len(w))
 		}
-		text, why = cut, "length"
+		k := sort.Search(len(ends), func(k int) bool { return m.tokens(text[:ends[k]]) > opts.MaxTokens }) - 1
+		text, why = text[:ends[k]], "length"
 	}
 	return text, why
 }
