@@ -206,7 +206,16 @@ type queued struct {
 // points to is encoded later and must not change after Write (dialog
 // messages never do); rec itself may. A declarations record whose digest
 // the log holds already is dropped: each set is written once per run.
-func (w *Writer) Write(rec *Record) error { return w.write(rec, false) }
+func (w *Writer) Write(rec *Record) error {
+	if w == nil {
+		return errNilWriter
+	}
+	return w.write(rec, false)
+}
+
+// errNilWriter is the error of a nil *Writer, which an interface holding
+// it (tactics.Agent.Log, dialog.Sink) does not show as nil.
+var errNilWriter = errors.New("logs: writing to a nil *logs.Writer: to log nothing, leave the log (tactics.Agent.Log, a dialog's sink) nil itself")
 
 // write is Write; with last, rec is the run_end, its totals are those of
 // the records before it, and no record is accepted after it.
@@ -414,6 +423,9 @@ func (w *Writer) Seq() int64 {
 // Finish writes the run_end record, with its Totals computed from the
 // records written, and closes the writer.
 func (w *Writer) Finish(end RunEnd) error {
+	if w == nil {
+		return errNilWriter
+	}
 	err := w.write(&Record{Kind: KindRunEnd, RunEnd: &end}, true)
 	cerr := w.Close()
 	if err != nil && errors.Is(cerr, err) {
