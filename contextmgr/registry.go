@@ -83,6 +83,31 @@ func New(cfg map[string]any) (Manager, error) {
 	if cfg == nil {
 		return nullManager{}, nil
 	}
+	name, f, err := lookup(cfg)
+	if err != nil {
+		return nil, err
+	}
+	m, err := f(cfg)
+	if err != nil {
+		return nil, &ConfigError{Type: name, Err: err}
+	}
+	return m, nil
+}
+
+// TypeOf returns the registered name of the manager New builds from cfg
+// ("window" for a type written "Window", "default" for none written,
+// "none" for a nil cfg), or "" when cfg names none that is registered.
+func TypeOf(cfg map[string]any) string {
+	if cfg == nil {
+		return "none"
+	}
+	name, _, _ := lookup(cfg)
+	return name
+}
+
+// lookup finds the factory of the type cfg names, and its registered
+// name.
+func lookup(cfg map[string]any) (string, Factory, error) {
 	name := "default"
 	if v, ok := cfg["type"]; ok {
 		switch v := v.(type) {
@@ -91,7 +116,7 @@ func New(cfg map[string]any) (Manager, error) {
 		case string:
 			name = strings.TrimSpace(v)
 		default:
-			return nil, &ConfigError{Err: fmt.Errorf("type must be a string, got %T %v", v, v)}
+			return "", nil, &ConfigError{Err: fmt.Errorf("type must be a string, got %T %v", v, v)}
 		}
 	}
 	if strings.EqualFold(name, "null") {
@@ -105,14 +130,9 @@ func New(cfg map[string]any) (Manager, error) {
 		}
 	}
 	if err != nil {
-		return nil, &ConfigError{Err: err}
+		return "", nil, &ConfigError{Err: err}
 	}
-	name = found
-	m, err := f(cfg)
-	if err != nil {
-		return nil, &ConfigError{Type: name, Err: err}
-	}
-	return m, nil
+	return found, f, nil
 }
 
 // checkKeys reports the first key of cfg (in sorted order) that is not

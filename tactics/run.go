@@ -549,10 +549,7 @@ func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prom
 		if sp.cm, err = contextmgr.New(cmCfg); err != nil {
 			errs = append(errs, &settingError{[]string{"context_manager"}, managerProblem(err)})
 		}
-		sp.cmName = fmt.Sprint(cmCfg["type"])
-		if cmCfg["type"] == nil {
-			sp.cmName = "default"
-		}
+		sp.cmName = contextmgr.TypeOf(cmCfg)
 	}
 	if len(errs) > 0 {
 		// Only the system prompt, whose variables the caller checks too.

@@ -240,7 +240,7 @@ func setPos(t *posTree, path []string, at pos) *posTree {
 	if len(path) == 0 {
 		return &posTree{at: at}
 	}
-	var out posTree
+	out := posTree{at: at} // a map the --set creates is placed at it
 	if t != nil {
 		out = *t
 	}

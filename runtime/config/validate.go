@@ -95,6 +95,10 @@ func (c *Config) AgentErrorf(i int, path []string, format string, args ...any) e
 		at = c.pos.lookup(entry...)
 	case c.pos.has(global...):
 		at = c.pos.lookup(global...)
+	case c.pos.has(path...):
+		// A top-level setting every agent inherits (context_manager),
+		// or its --set.
+		at = c.pos.lookup(path...)
 	}
 	return at.errorf(format, args...)
 }
