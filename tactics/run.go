@@ -62,6 +62,10 @@ type Result struct {
 	Result json.RawMessage
 	Error  string
 	Totals logs.Totals
+	// LogError is why the run's log could not be finished, "" when it
+	// was: the run ended as Status says, but its log is not whole.
+	// Run returns it as its error too.
+	LogError string
 }
 
 // ConfigError is a problem with a config or its parts (unknown tactic,
@@ -191,7 +195,9 @@ func (r *Runner) Run(ctx context.Context, task string) (*Result, error) {
 	// What the run did and spent, even when its log could not hold it all.
 	res.Totals = w.Totals()
 	if ferr != nil {
-		return res, fmt.Errorf("finishing the run log: %w", ferr)
+		err := fmt.Errorf("finishing the run log: %w", ferr)
+		res.LogError = err.Error()
+		return res, err
 	}
 	return res, nil
 }

@@ -233,11 +233,7 @@ func runOne(cmd *cobra.Command, o *runCmdOptions, cfg *config.Config, ropts tact
 	// the status is the tactic's, and the output says the log is not whole.
 	out := newOutput(cmd)
 	if o.format.value == "json" {
-		rj := toResultJSON(res, "")
-		if err != nil {
-			rj.LogError = err.Error()
-		}
-		if werr := writeJSON(out, rj); werr != nil {
+		if werr := writeJSON(out, toResultJSON(res, "")); werr != nil {
 			return werr
 		}
 	} else {
@@ -245,7 +241,7 @@ func runOne(cmd *cobra.Command, o *runCmdOptions, cfg *config.Config, ropts tact
 			writeResultText(out, res.Result)
 		}
 		status := string(res.Status)
-		if err != nil {
+		if res.LogError != "" {
 			status += " (log unfinished)"
 		}
 		fmt.Fprintf(out, "run %s  status %s  tokens %d/%d  cost %s\n", res.RunID, status,
@@ -341,7 +337,11 @@ func runMany(cmd *cobra.Command, o *runCmdOptions, cfg *config.Config, tasks []t
 			if id == "" {
 				id = "-"
 			}
-			fmt.Fprintf(out, "%*d/%d  run %s  status %s  tokens %d/%d  cost %s  ", width, i+1, len(results), id, r.Status,
+			status := string(r.Status)
+			if r.LogError != "" {
+				status += " (log unfinished)"
+			}
+			fmt.Fprintf(out, "%*d/%d  run %s  status %s  tokens %d/%d  cost %s  ", width, i+1, len(results), id, status,
 				r.Totals.Cost.InputTokens, r.Totals.Cost.OutputTokens, usd(r.Totals.Cost.USD))
 			if r.Status == logs.StatusOK {
 				fmt.Fprintln(out, truncateText(compactJSON(r.Result), 80))
@@ -399,7 +399,7 @@ type resultJSON struct {
 
 func toResultJSON(r *tactics.Result, taskID string) resultJSON {
 	return resultJSON{TaskID: taskID, RunID: r.RunID, Dir: r.Dir, Status: string(r.Status), Result: r.Result, Error: r.Error,
-		Cost: r.Totals.Cost, DurationMS: r.Totals.DurationMS}
+		Cost: r.Totals.Cost, DurationMS: r.Totals.DurationMS, LogError: r.LogError}
 }
 
 // writeResultText prints a result: a JSON string as its text, anything
