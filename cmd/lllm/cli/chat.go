@@ -860,9 +860,13 @@ func (c *chatClient) show(ev conversation.Event) {
 		c.asked = ev.Agent
 	case "retry":
 		// What streamed of the failed attempt is dropped: the reply
-		// starts again on a line of its own.
-		c.thinking = false
-		fmt.Fprintf(c.out, "\n[retrying: %s]\n%s: ", ev.Error, c.who)
+		// starts again on a line of its own, under the agent's name,
+		// which a reply after a question then does not repeat.
+		if c.asked == "" {
+			fmt.Fprintln(c.out)
+		}
+		c.thinking, c.asked = false, ""
+		fmt.Fprintf(c.out, "[retrying: %s]\n%s: ", ev.Error, c.who)
 	case "error":
 		fmt.Fprintf(c.out, "\n[error: %s]", ev.Error)
 	case "end":
