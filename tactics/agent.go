@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime/debug"
 	"sort"
@@ -53,7 +54,8 @@ type Limits struct {
 	// BackoffBase and BackoffMax shape the wait before retry n: a random
 	// duration in [d/2, d] with d = min(BackoffMax, BackoffBase * 2^(n-1)),
 	// or the provider's Retry-After if that is longer. With no BackoffBase
-	// a retry waits only for a Retry-After.
+	// a retry waits only for a Retry-After; with no BackoffMax d is not
+	// capped.
 	BackoffBase, BackoffMax time.Duration
 	// CallTimeout bounds one attempt of a model call, streamed or not: an
 	// attempt without its whole reply by then fails as a timeout, retried
@@ -832,12 +834,16 @@ func (l Limits) backoff(n int, retryAfter time.Duration) time.Duration {
 	if base <= 0 {
 		return max(0, retryAfter)
 	}
-	if most < base {
+	switch {
+	case most < 0: // none: no cap
+		most = math.MaxInt64
+	case most < base:
 		most = base
 	}
-	d := base << min(n-1, 30)
-	if d <= 0 || d > most {
-		d = most
+	// base * 2^(n-1), or most if that is more (without overflowing).
+	d, shift := most, min(n-1, 30)
+	if base <= most>>shift {
+		d = base << shift
 	}
 	d = d/2 + rand.N(d/2+1)
 	return max(d, retryAfter)
