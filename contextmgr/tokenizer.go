@@ -349,8 +349,13 @@ func (t *Tokenizer) countText(enc, text string) int {
 }
 
 // maxTextBytes bounds the text a textCounts remembers in each of its two
-// generations.
-const maxTextBytes = 16 << 20
+// generations, each entry counted with textEntryBytes more: the map's
+// entry and the text's allocation, which outweigh short texts (a
+// generation of 7-byte texts held 200 MB, not 16).
+const (
+	maxTextBytes   = 16 << 20
+	textEntryBytes = 96
+)
 
 type textKey struct{ enc, text string }
 
@@ -361,7 +366,7 @@ type textKey struct{ enc, text string }
 type textCounts struct {
 	mu       sync.Mutex
 	cur, old map[textKey]int
-	size     int // bytes of the texts in cur
+	size     int // bytes of the texts in cur, and textEntryBytes an entry
 }
 
 func (c *textCounts) get(k textKey) (int, bool) {
@@ -387,14 +392,15 @@ func (c *textCounts) add(k textKey, n int) {
 	if len(k.text) > maxTextBytes {
 		return
 	}
-	if c.size+len(k.text) > maxTextBytes {
+	size := len(k.text) + textEntryBytes
+	if c.size+size > maxTextBytes {
 		c.old, c.cur, c.size = c.cur, nil, 0
 	}
 	if c.cur == nil {
 		c.cur = map[textKey]int{}
 	}
 	c.cur[k] = n
-	c.size += len(k.text)
+	c.size += size
 }
 
 // tail returns a suffix of text of at most about n tokens, cut on a
