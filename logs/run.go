@@ -1,6 +1,7 @@
 package logs
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -20,6 +21,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/internal/atomicfile"
@@ -50,7 +54,7 @@ func Create(root string, start RunStart, opts Options) (*Writer, *Run, error) {
 		root = DefaultRoot
 	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
-		return nil, nil, fmt.Errorf("logs: creating log root: %w", err)
+		return nil, nil, fmt.Errorf("logs: creating the log root %s: %w: choose a writable log dir (--log-dir or log_dir)", root, err)
 	}
 	removeStaleStagingOnce(root)
 	var suffix [3]byte
@@ -59,12 +63,12 @@ func Create(root string, start RunStart, opts Options) (*Writer, *Run, error) {
 	tmp := filepath.Join(root, stagingPrefix+id)
 	dir := filepath.Join(root, id)
 	if err := os.Mkdir(tmp, 0o755); err != nil {
-		return nil, nil, fmt.Errorf("logs: %w", err)
+		return nil, nil, stagingError(root, err)
 	}
 	f, err := os.OpenFile(filepath.Join(tmp, EventsFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
 	if err != nil {
 		_ = os.RemoveAll(tmp)
-		return nil, nil, fmt.Errorf("logs: %w", err)
+		return nil, nil, stagingError(root, err)
 	}
 	start.RunID = id
 	start.Format, start.Version = FormatName, strconv.Itoa(VersionMajor)+"."+strconv.Itoa(VersionMinor)
@@ -93,6 +97,28 @@ func Create(root string, start RunStart, opts Options) (*Writer, *Run, error) {
 	w.setOptions(opts)
 	return w, &Run{ID: id, Dir: dir, Start: &start}, nil
 }
+
+// stagingError is Create's error when it cannot make a run's staging
+// folder under root, or its log: the folder's name, which the user never
+// sees otherwise, is left out of the message but not out of the chain.
+func stagingError(root string, err error) error {
+	cause := err
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		cause = pe.Err
+	}
+	return fmt.Errorf("logs: creating a run under the log root %s: %w: choose a writable log dir (--log-dir or log_dir)", root,
+		&causeError{err: err, msg: cause.Error()})
+}
+
+// causeError is err, whose message is msg.
+type causeError struct {
+	err error
+	msg string
+}
+
+func (e *causeError) Error() string { return e.msg }
+func (e *causeError) Unwrap() error { return e.err }
 
 // NewRunStart fills in what a run_start records about the environment: the
 // versions of lllm, Go and the modules built in, the host, and the git
@@ -310,13 +336,27 @@ func shellQuote(s string) string {
 
 // runIDs lists the run directories under root in start order.
 func runIDs(root string) ([]string, error) {
-	ids, _, err := runDirs(root)
-	return ids, err
+	runs, _, err := runDirs(root)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = r.id
+	}
+	return ids, nil
+}
+
+// runDir is a run directory under a log root.
+type runDir struct {
+	id  string
+	log fs.FileInfo // its log's, from os.Lstat
 }
 
 // runDirs lists the run directories under root in start order, and the
-// staging folders of runs being made (or whose process died first).
-func runDirs(root string) (ids, staging []string, err error) {
+// staging folders of runs being made (or whose process died first). A run
+// directory is one whose log exists, following a symbolic link.
+func runDirs(root string) (runs []runDir, staging []string, err error) {
 	entries, err := os.ReadDir(root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
@@ -330,13 +370,21 @@ func runDirs(root string) (ids, staging []string, err error) {
 		case strings.HasPrefix(e.Name(), stagingPrefix):
 			staging = append(staging, e.Name())
 		case !strings.HasPrefix(e.Name(), "."):
-			if _, err := os.Stat(filepath.Join(root, e.Name(), EventsFile)); err == nil {
-				ids = append(ids, e.Name())
+			path := filepath.Join(root, e.Name(), EventsFile)
+			st, err := os.Lstat(path)
+			if err != nil {
+				continue
 			}
+			if !st.Mode().IsRegular() {
+				if _, err := os.Stat(path); err != nil {
+					continue
+				}
+			}
+			runs = append(runs, runDir{id: e.Name(), log: st})
 		}
 	}
-	slices.Sort(ids)
-	return ids, staging, nil
+	slices.SortFunc(runs, func(a, b runDir) int { return strings.Compare(a.id, b.id) })
+	return runs, staging, nil
 }
 
 // Summary describes a run from the first and last records of its log.
@@ -370,7 +418,15 @@ func (s Summary) Status() Status {
 
 // Summary describes the run from the first and last records of its log,
 // as List does.
-func (r *Run) Summary() Summary { return summarize(r.ID, r.Dir) }
+func (r *Run) Summary() Summary {
+	z := newSummarizer()
+	lg, s := z.start(r.ID, r.Dir)
+	defer lg.close()
+	if s.Err == nil {
+		s.complete(z.ending(lg))
+	}
+	return s
+}
 
 // Writing reports whether a process still writes the run's log: a Writer
 // from Create holds a lock on it until it is closed or its process ends.
@@ -384,119 +440,383 @@ func (r *Run) Writing() bool { return beingWritten(r.Path()) }
 func beingWritten(path string) bool { return !flock.Supported || flock.Held(path) }
 
 // List summarises every run under root (DefaultRoot if empty), oldest first.
-// It reads only the first and last records of each log. A run whose log
-// cannot be read is listed with Err set.
-func List(root string) ([]Summary, error) { return ListFunc(root, nil) }
+// It reads only the first and last records of each log, several logs at
+// once. A run whose log cannot be read is listed with Err set: among
+// others, one whose last line is whole (it ends in a newline) but is not
+// a record, as Reader refuses it; a last line without its newline is one
+// the run was writing when it stopped, and is skipped.
+func List(root string) ([]Summary, error) { return ListWith(root, ListOptions{}) }
 
 // ListFunc is List keeping only the runs for which keep returns true (all
 // of them when keep is nil). keep sees each run as the first record of its
 // log tells it: ID, Dir, Start and Started, or Err; End, Ended and Writing
-// are not set yet, so its Status is not known. The last record is read
+// are not set yet, so its Status is not known. It is called on the
+// caller's goroutine, in the order of the list. The last record is read
 // only for the runs kept, so a filter on the run_start costs nothing more.
-// Listing removes, with a log line each (slog's default logger), the
-// staging folders of runs whose process ended before Create finished,
-// which are never listed: see Create.
+// Each summary, its Start included, is the caller's: keep may trim what it
+// will not use, so that a listing of many runs holds less. Listing
+// removes, with a log line each (slog's default logger), the staging
+// folders of runs whose process ended before Create finished, which are
+// never listed: see Create.
 func ListFunc(root string, keep func(Summary) bool) ([]Summary, error) {
+	return ListWith(root, ListOptions{Keep: keep})
+}
+
+// ListOptions are the options of ListWith. The zero value lists every run,
+// as List does.
+type ListOptions struct {
+	// Keep, when set, is ListFunc's keep.
+	Keep func(Summary) bool
+	// Known, when set, is asked about each run before its log is read,
+	// with the run's id and directory and its log's FileInfo from
+	// os.Lstat (a symbolic link is not followed). When it returns true,
+	// the summary it returns is listed as it is, Keep does not see it,
+	// and the log is not read: a caller that remembers the summaries of
+	// finished runs, which never change, by the size and modification
+	// time of their logs lists them for the cost of a stat each. It may
+	// be called from several goroutines at once.
+	Known func(id, dir string, log fs.FileInfo) (Summary, bool)
+}
+
+// ListWith is List with options: see ListOptions.
+func ListWith(root string, opts ListOptions) ([]Summary, error) {
 	if root == "" {
 		root = DefaultRoot
 	}
-	ids, staging, err := runDirs(root)
+	runs, staging, err := runDirs(root)
 	if err != nil {
 		return nil, err
 	}
 	removeStaleStaging(root, staging, time.Now())
-	out := make([]Summary, 0, len(ids))
-	for _, id := range ids {
-		s := summarizeStart(id, filepath.Join(root, id))
-		if keep != nil && !keep(s) {
+	l := &lister{root: root, runs: runs, opts: opts, workers: min(len(runs), listWorkers())}
+	return l.list(), nil
+}
+
+// listWorkers is how many logs a listing reads at once: reading them is
+// system calls, and waits on a cold cache or a network file system.
+func listWorkers() int { return min(max(runtime.GOMAXPROCS(0), 4), 16) }
+
+// A lister reads the logs of a listing from several goroutines, each
+// with a summarizer of its own. Worker k reads runs k, k+workers, ...:
+// it sends each run's summary from its first record, waits for the
+// caller's keep, which is called in order on the caller's goroutine, and
+// then reads and sends the end of the log of a run kept; so the caller
+// takes what it reads of run i from worker i%workers.
+type lister struct {
+	root    string
+	runs    []runDir
+	opts    ListOptions
+	workers int
+}
+
+// listMsg is what a worker sends of a run: its summary from the first
+// record (or from Known), then, when it is kept, the end of its log.
+type listMsg struct {
+	s     Summary
+	known bool
+	end   ending
+}
+
+func (l *lister) list() []Summary {
+	out := make([]Summary, 0, len(l.runs))
+	if l.workers == 0 {
+		return out
+	}
+	done := make(chan struct{})
+	defer close(done) // stops the workers if keep panics
+	msgs := make([]chan listMsg, l.workers)
+	keeps := make([]chan bool, l.workers)
+	for k := range msgs {
+		msgs[k], keeps[k] = make(chan listMsg, 4), make(chan bool, 1)
+		go l.work(k, msgs[k], keeps[k], done)
+	}
+	// waiting[k] is the summary in out whose end worker k sends next, or -1.
+	waiting := make([]int, l.workers)
+	for k := range waiting {
+		waiting[k] = -1
+	}
+	for i := range l.runs {
+		k := i % l.workers
+		if j := waiting[k]; j >= 0 {
+			out[j].complete((<-msgs[k]).end)
+			waiting[k] = -1
+		}
+		m := <-msgs[k]
+		if m.known {
+			out = append(out, m.s)
 			continue
 		}
-		if s.Err == nil {
-			s.summarizeEnd()
+		kept := true
+		if l.opts.Keep != nil {
+			kept = l.opts.Keep(m.s)
+			keeps[k] <- kept
 		}
-		out = append(out, s)
+		if kept {
+			out = append(out, m.s)
+			if m.s.Err == nil {
+				waiting[k] = len(out) - 1
+			}
+		}
 	}
-	return out, nil
+	for k, j := range waiting {
+		if j >= 0 {
+			out[j].complete((<-msgs[k]).end)
+		}
+	}
+	return out
 }
 
-func summarize(id, dir string) Summary {
-	s := summarizeStart(id, dir)
-	if s.Err == nil {
-		s.summarizeEnd()
+// work is worker k: see lister.
+func (l *lister) work(k int, msgs chan<- listMsg, keeps <-chan bool, done <-chan struct{}) {
+	z := newSummarizer()
+	for i := k; i < len(l.runs); i += l.workers {
+		if !l.read(z, l.runs[i], msgs, keeps, done) {
+			return
+		}
 	}
-	return s
 }
 
-// summarizeStart is the summary of a run from the first record of its log.
-func summarizeStart(id, dir string) Summary {
+// read reads run r for a worker, and sends what it read; it returns false
+// when the listing is over.
+func (l *lister) read(z *summarizer, r runDir, msgs chan<- listMsg, keeps <-chan bool, done <-chan struct{}) bool {
+	send := func(m listMsg) bool {
+		select {
+		case msgs <- m:
+			return true
+		case <-done:
+			return false
+		}
+	}
+	dir := filepath.Join(l.root, r.id)
+	if l.opts.Known != nil {
+		if s, ok := l.opts.Known(r.id, dir, r.log); ok {
+			return send(listMsg{s: s, known: true})
+		}
+	}
+	lg, s := z.start(r.id, dir)
+	defer lg.close()
+	if !send(listMsg{s: s}) {
+		return false
+	}
+	if l.opts.Keep != nil {
+		select {
+		case kept := <-keeps:
+			if !kept {
+				return true
+			}
+		case <-done:
+			return false
+		}
+	}
+	return s.Err != nil || send(listMsg{end: z.ending(lg)})
+}
+
+// ending is what the end of a log says of its run.
+type ending struct {
+	end     *RunEnd
+	ended   time.Time
+	writing bool
+	err     error // why the end cannot be read
+}
+
+// complete sets what the end of the log says in s, a summary from its
+// first record.
+func (s *Summary) complete(e ending) {
+	switch {
+	case s.Err != nil:
+	case e.err != nil:
+		s.Err = e.err
+	default:
+		s.End, s.Ended, s.Writing = e.end, e.ended, e.writing
+	}
+}
+
+// tailWindow is how much of the end of a log is read first for its last
+// record: a run_end line is a few hundred bytes, unless its result is
+// large.
+const tailWindow = 8 << 10
+
+// A summarizer reads the first and last records of logs, keeping its
+// buffers from one log to the next.
+type summarizer struct {
+	br   *bufio.Reader
+	file countingReader // what br reads
+	tail []byte
+}
+
+// maxHead bounds the buffer a summarizer keeps for first lines.
+const maxHead = 4 << 20
+
+// countingReader counts the bytes read from r.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func newSummarizer() *summarizer {
+	return &summarizer{br: bufio.NewReaderSize(nil, 16<<10)}
+}
+
+// openLog is a log a summarizer read the first record of.
+type openLog struct {
+	f       *os.File
+	path    string
+	version string // of its format
+	minor   int
+}
+
+func (lg *openLog) close() {
+	if lg != nil {
+		lg.f.Close()
+	}
+}
+
+// start summarises the run id in dir from the first record of its log.
+// The log stays open for ending (nil if it could not be read, s.Err says
+// why): close it.
+func (z *summarizer) start(id, dir string) (*openLog, Summary) {
 	s := Summary{ID: id, Dir: dir}
-	rd, err := OpenFile(filepath.Join(dir, EventsFile))
-	if err != nil {
-		s.Err = err
-		return s
-	}
-	defer rd.Close()
-	first, err := rd.Next()
-	if err != nil {
-		s.Err = err
-		return s
-	}
-	s.Start, s.Started = first.RunStart, first.Time
-	return s
-}
-
-// summarizeEnd completes a summary from summarizeStart with the last
-// record of the log: its run_end, or whether a process still writes it.
-func (s *Summary) summarizeEnd() {
-	path := filepath.Join(s.Dir, EventsFile)
-	if last, err := lastRecord(path); err == nil && last.Kind == KindRunEnd && last.RunEnd != nil {
-		s.End, s.Ended = last.RunEnd, last.Time
-	} else {
-		s.Writing = beingWritten(path)
-	}
-}
-
-// lastRecord decodes the last whole line of the file at path.
-func lastRecord(path string) (*Record, error) {
+	path := filepath.Join(dir, EventsFile)
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		s.Err = fmt.Errorf("logs: %w", err)
+		return nil, s
 	}
-	defer f.Close()
+	z.file = countingReader{r: f}
+	z.br.Reset(&z.file)
+	rd := &Reader{br: z.br, name: path}
+	first, err := rd.Next()
+	z.br.Reset(nil)
+	if err != nil {
+		f.Close()
+		s.Err = err
+		return nil, s
+	}
+	// A first line longer than the buffer is read in pieces and gathered:
+	// runs listed together tend to have alike run_starts, so make room for
+	// the next one in one piece.
+	if n := z.file.n - int64(z.br.Buffered()); n > int64(z.br.Size()) && n <= maxHead {
+		z.br = bufio.NewReaderSize(nil, int(n+n/4))
+	}
+	s.Start, s.Started = first.RunStart, first.Time
+	return &openLog{f: f, path: path, version: rd.start.Version, minor: rd.minor}, s
+}
+
+// ending reads the last record of lg and, when it is not a run_end,
+// whether a process still writes the log.
+func (z *summarizer) ending(lg *openLog) ending {
+	last, err := z.lastRecord(lg)
+	switch {
+	case err != nil:
+		return ending{err: err}
+	case last != nil && last.Kind == KindRunEnd:
+		return ending{end: last.RunEnd, ended: last.Time}
+	case beingWritten(lg.path):
+		return ending{writing: true}
+	}
+	// The run may have ended, and let go of its log, since its last
+	// record was read.
+	if last, err := z.lastRecord(lg); err == nil && last != nil && last.Kind == KindRunEnd {
+		return ending{end: last.RunEnd, ended: last.Time}
+	}
+	return ending{}
+}
+
+// lastRecord decodes the last record of lg, reading only
+// as much of its end as its last line needs. It checks the record as
+// Reader does: a line without its newline that is not a record is one
+// the run stopped while writing, and the record before it is the last; a
+// whole line that is not one is a *FormatError at its line. It returns
+// nil for a record of a kind from a newer minor version, which Reader
+// skips too.
+func (z *summarizer) lastRecord(lg *openLog) (*Record, error) {
+	f, path, version, minor := lg.f, lg.path, lg.version, lg.minor
 	st, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("logs: %w", err)
 	}
-	// Read a growing window from the end until it holds a whole last line.
 	size := st.Size()
-	for window := int64(64 << 10); ; window *= 4 {
+	for window := int64(tailWindow); ; window *= 4 {
 		off := max(size-window, 0)
-		buf := make([]byte, size-off)
-		if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
-			return nil, err
+		if n := int(size - off); cap(z.tail) < n {
+			z.tail = make([]byte, n)
 		}
-		buf = bytes.TrimRight(buf, "\n")
-		i := bytes.LastIndexByte(buf, '\n')
-		if i < 0 && off > 0 {
+		n, err := f.ReadAt(z.tail[:size-off], off)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, &FormatError{Name: path, Msg: "reading its end", Err: err}
+		}
+		buf := z.tail[:n]
+		// The last line that is not blank, and whether its newline ends it.
+		end := len(bytes.TrimRightFunc(buf, unicode.IsSpace))
+		whole := bytes.IndexByte(buf[end:], '\n') >= 0
+		i := bytes.LastIndexByte(buf[:end], '\n')
+		switch {
+		case i < 0 && off > 0:
+			continue // the line starts before the window
+		case end == 0:
+			return nil, nil // nothing but blank lines
+		}
+		rec, msg, err := checkLast(buf[i+1:end], version, minor)
+		switch {
+		case msg == "":
+			return rec, nil
+		case whole || i < 0:
+			return nil, &FormatError{Name: path, Line: z.lineAt(f, buf, off, i+1), Msg: msg, Err: err}
+		}
+		// A torn last line: the record before it is the last.
+		end = len(bytes.TrimRightFunc(buf[:i], unicode.IsSpace))
+		j := bytes.LastIndexByte(buf[:end], '\n')
+		switch {
+		case j < 0 && off > 0:
 			continue
+		case end == 0:
+			return nil, nil
 		}
-		rec, err := decodeRecord(buf[i+1:])
-		if err == nil || i < 0 {
-			return rec, err
+		rec, msg, err = checkLast(buf[j+1:end], version, minor)
+		if msg != "" {
+			return nil, &FormatError{Name: path, Line: z.lineAt(f, buf, off, j+1), Msg: msg, Err: err}
 		}
-		// A last line cut off by a crash: the record before it is the last.
-		j := bytes.LastIndexByte(buf[:i], '\n')
-		if j < 0 && off > 0 {
-			continue
-		}
-		return decodeRecord(buf[j+1 : i])
+		return rec, nil
 	}
 }
 
-func decodeRecord(line []byte) (*Record, error) {
-	rec := new(Record)
-	if err := json.Unmarshal(line, rec); err != nil {
-		return nil, err
+// checkLast decodes line, a record of a log of the given format version,
+// and checks it as Reader does; msg says what is wrong, if anything.
+func checkLast(line []byte, version string, minor int) (rec *Record, msg string, err error) {
+	rec = new(Record)
+	if err := jsonv2.Unmarshal(line, rec, readOptions); err != nil {
+		return nil, "corrupt record", err
 	}
-	return rec, nil
+	switch {
+	case !rec.Kind.known() && minor > VersionMinor:
+		return nil, "", nil
+	case !rec.Kind.known():
+		return nil, fmt.Sprintf("unknown record kind %q in a version %s log", rec.Kind, version), nil
+	case !rec.hasPayload():
+		return nil, fmt.Sprintf("%s record without its %q payload", rec.Kind, rec.Kind), nil
+	}
+	return rec, "", nil
+}
+
+// lineAt returns the 1-based line of the log f that starts at byte at of
+// buf, which holds the file from byte off: the newlines before it, and 1.
+// It reads the file up to off, which only an error about a line needs.
+func (z *summarizer) lineAt(f *os.File, buf []byte, off int64, at int) int {
+	lines := 1 + bytes.Count(buf[:at], []byte{'\n'})
+	chunk := make([]byte, min(off, 256<<10))
+	for pos := int64(0); pos < off; {
+		n, err := f.ReadAt(chunk[:min(int64(len(chunk)), off-pos)], pos)
+		lines += bytes.Count(chunk[:n], []byte{'\n'})
+		pos += int64(n)
+		if err != nil {
+			break
+		}
+	}
+	return lines
 }

@@ -2,12 +2,15 @@ package viewer
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/lllm-go/lllm/logs"
@@ -25,23 +28,110 @@ const (
 )
 
 func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) {
-	sums, err := logs.List(h.root)
+	c := h.runCache()
+	listing := c.begin()
+	sums, err := logs.ListWith(h.root, logs.ListOptions{Known: func(id, dir string, log fs.FileInfo) (logs.Summary, bool) {
+		return c.known(listing, id, dir, log)
+	}})
 	if err != nil {
 		fail(w, fmt.Errorf("listing runs under %s: %w", h.root, err))
 		return
 	}
+	c.end(listing, sums)
 	// A run is the same object as one of lllm runs -o json.
 	runs := make([]logs.RunInfo, 0, len(sums))
 	for _, s := range sums {
-		if st, err := os.Lstat(filepath.Join(s.Dir, logs.EventsFile)); err != nil || !st.Mode().IsRegular() {
-			// As for /api/runs/{run}: a symbolic link is not followed.
-			runs = append(runs, logs.RunInfo{RunID: s.ID, Dir: s.Dir, Status: logs.StatusUnreadable,
-				Error: "its " + logs.EventsFile + " is not a regular file (symbolic links are not followed)"})
-			continue
-		}
 		runs = append(runs, s.Info())
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"root": h.root, "runs": runs})
+}
+
+// maxKnownRuns bounds the finished runs a Handler remembers for GET
+// /api/runs: a sweep of 100,000 samples, at a few hundred bytes each.
+const maxKnownRuns = 1 << 17
+
+// A runCache remembers the summaries of the finished runs GET /api/runs
+// listed, so that listing them again costs a stat each: a run with a
+// run_end never changes while its log keeps its size and modification
+// time. It keeps of each what RunInfo shows, and forgets the runs a
+// listing no longer finds. It is safe for concurrent use.
+type runCache struct {
+	mu       sync.Mutex
+	runs     map[string]*knownRun // by run directory
+	listings int64
+}
+
+// knownRun is a run of a runCache: one listed, whose summary is set once
+// it is known to be finished.
+type knownRun struct {
+	log     fs.FileInfo // when it was listed
+	sum     *logs.Summary
+	listing int64 // the last listing that found it
+}
+
+// runCache returns h's runCache.
+func (h *Handler) runCache() *runCache { return &h.runs }
+
+// begin starts a listing; it returns its number, for known and end.
+func (c *runCache) begin() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.runs == nil {
+		c.runs = map[string]*knownRun{}
+	}
+	c.listings++
+	return c.listings
+}
+
+// known is logs.ListOptions.Known for a listing: the remembered summary
+// of a finished run whose log has not changed. A log that is not a
+// regular file is not read at all: as for /api/runs/{run}, a symbolic
+// link is not followed.
+func (c *runCache) known(listing int64, id, dir string, log fs.FileInfo) (logs.Summary, bool) {
+	if !log.Mode().IsRegular() {
+		return logs.Summary{ID: id, Dir: dir, Err: errNotRegular}, true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := c.runs[dir]
+	if k != nil && k.sum != nil && os.SameFile(k.log, log) && k.log.Size() == log.Size() && k.log.ModTime().Equal(log.ModTime()) {
+		k.listing = listing
+		return *k.sum, true
+	}
+	if k != nil || len(c.runs) < maxKnownRuns {
+		c.runs[dir] = &knownRun{log: log, listing: listing}
+	}
+	return logs.Summary{}, false
+}
+
+var errNotRegular = errors.New("its " + logs.EventsFile + " is not a regular file (symbolic links are not followed)")
+
+// end finishes a listing: it remembers the finished runs it read, and
+// forgets the runs it did not find.
+func (c *runCache) end(listing int64, sums []logs.Summary) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range sums {
+		k := c.runs[s.Dir]
+		if k == nil || k.sum != nil || k.listing != listing || s.Err != nil || s.End == nil {
+			continue
+		}
+		// What Info shows, and no more: run_start's task and config,
+		// run_end's result, can be large.
+		sum := logs.Summary{ID: s.ID, Dir: s.Dir, Started: s.Started, Ended: s.Ended,
+			End: &logs.RunEnd{Status: s.End.Status, Error: s.End.Error, Totals: s.End.Totals}}
+		if s.Start != nil {
+			sum.Start = &logs.RunStart{Tactic: s.Start.Tactic, Labels: s.Start.Labels}
+		}
+		k.sum = &sum
+	}
+	if len(c.runs) > len(sums) {
+		for dir, k := range c.runs {
+			if k.listing < listing {
+				delete(c.runs, dir)
+			}
+		}
+	}
 }
 
 // runDetail is GET /api/runs/{run}: the run as GET /api/runs lists it,

@@ -59,6 +59,8 @@ type Handler struct {
 	mu      sync.Mutex
 	indexes map[string]*cachedIndex
 	clock   int64
+
+	runs runCache // the finished runs GET /api/runs listed
 }
 
 type cachedIndex struct {

@@ -240,9 +240,22 @@ func runRuns(cmd *cobra.Command, o *runsOptions) error {
 		return err
 	}
 	total := 0
+	tasks := map[string]string{} // the TASK cell of each run, for -o text
 	sums, err := logs.ListFunc(o.logDir, func(s logs.Summary) bool {
 		total++
-		return filter.matchStart(s)
+		if !filter.matchStart(s) {
+			return false
+		}
+		if st := s.Start; st != nil {
+			// A sweep's runs/ holds a run per sample: keep of each
+			// run_start only what the listing shows, not its config,
+			// prompts and task (100 KB each in some sweeps).
+			if o.format.value != "json" {
+				tasks[s.ID] = taskCell(st)
+			}
+			*st = logs.RunStart{Tactic: st.Tactic, Labels: st.Labels}
+		}
+		return true
 	})
 	if err != nil {
 		return err
@@ -288,7 +301,7 @@ func runRuns(cmd *cobra.Command, o *runsOptions) error {
 			fmt.Fprintf(cmd.ErrOrStderr(), "lllm: warning: run %s is unreadable: %s\n", s.ID, oneLine(s.Err.Error()))
 		}
 	}
-	if err := writeRunsTable(out, sums); err != nil {
+	if err := writeRunsTable(out, sums, tasks); err != nil {
 		return fmt.Errorf("writing the table: %w", err)
 	}
 	return out.flush()
@@ -306,7 +319,9 @@ func runInfo(s logs.Summary) logs.RunInfo {
 
 func runStatus(s logs.Summary) string { return string(s.Status()) }
 
-func writeRunsTable(w io.Writer, sums []logs.Summary) error {
+// writeRunsTable writes the table of sums, with tasks as their TASK cells
+// by run id.
+func writeRunsTable(w io.Writer, sums []logs.Summary, tasks map[string]string) error {
 	var buf bytes.Buffer
 	table := tablewriter.NewTable(&buf,
 		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
@@ -329,8 +344,8 @@ func writeRunsTable(w io.Writer, sums []logs.Summary) error {
 		if s.Start != nil && s.Start.Tactic != "" {
 			row[1] = s.Start.Tactic
 		}
-		if s.Start != nil {
-			row[9] = taskCell(s.Start)
+		if task, ok := tasks[s.ID]; ok {
+			row[9] = task
 		}
 		if !s.Started.IsZero() {
 			row[3] = s.Started.Local().Format("2006-01-02 15:04")
@@ -375,19 +390,66 @@ func taskCell(st *logs.RunStart) string {
 	for _, k := range slices.Sorted(maps.Keys(st.Labels)) {
 		parts = append(parts, k+"="+st.Labels[k])
 	}
-	task := string(st.Task)
-	var text string
-	if json.Unmarshal(st.Task, &text) == nil {
-		task = text
-	}
-	if task = strings.Join(strings.Fields(task), " "); task != "" {
-		if r := []rune(task); len(r) > 40 {
-			task = string(r[:39]) + "…"
-		}
+	if task := taskPreview(st.Task); task != "" {
 		parts = append(parts, task)
 	}
 	if len(parts) == 0 {
 		return "-"
 	}
 	return strings.Join(parts, " ")
+}
+
+// previewRunes is how much of a task the TASK column shows.
+const previewRunes = 40
+
+// taskPreview is the start of a task on one line: its text if it is a
+// JSON string, else its JSON, with every run of white space made one
+// space, cut to previewRunes runes ending in "…" when longer. A long
+// task (100 KB in some sweeps) is previewed from its start only: from a
+// growing prefix, until the prefix decides the preview.
+func taskPreview(task json.RawMessage) string {
+	// A prefix decides the first previewRunes+1 runes of the preview when
+	// it gives more than that: only its last few runes may differ from
+	// the whole task's (a rune or an escape cut in two, a space that ends
+	// it), and a few more than needed are asked for.
+	const enough = previewRunes + 8
+	for n := 4 << 10; ; n *= 4 {
+		if n >= len(task) {
+			return preview(taskText(task, len(task)))
+		}
+		if r := []rune(taskText(task, n)); len(r) >= enough {
+			return preview(string(r))
+		}
+	}
+}
+
+// taskText is the start of task's text, from its first n bytes, on one
+// line.
+func taskText(task json.RawMessage, n int) string {
+	text := string(task[:n])
+	if n == len(task) {
+		var s string
+		if json.Unmarshal(task, &s) == nil {
+			text = s
+		}
+	} else if bytes.HasPrefix(bytes.TrimLeft(task, " \t\r\n"), []byte{'"'}) {
+		// Close the string where it is cut, backing off an escape cut in
+		// two.
+		for i := n; i > max(n-12, 1); i-- {
+			var s string
+			if json.Unmarshal(append(task[:i:i], '"'), &s) == nil {
+				text = s
+				break
+			}
+		}
+	}
+	return strings.Join(strings.Fields(text), " ")
+}
+
+// preview cuts a task on one line to previewRunes runes.
+func preview(task string) string {
+	if r := []rune(task); len(r) > previewRunes {
+		return string(r[:previewRunes-1]) + "…"
+	}
+	return task
 }
