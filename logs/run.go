@@ -94,6 +94,7 @@ func Create(root string, start RunStart, opts Options) (*Writer, *Run, error) {
 	_ = atomicfile.SyncDir(root) // best effort: the run is complete either way
 	// Go on with the caller's sync policy on the same open file.
 	w.owned, w.name = true, filepath.Join(dir, EventsFile)
+	w.at = atomicfile.Abs(w.name)
 	w.setOptions(opts)
 	return w, &Run{ID: id, Dir: dir, Start: &start}, nil
 }

@@ -64,6 +64,7 @@ type Writer struct {
 	file    *os.File // nil when w is not a file
 	owned   bool     // file was opened by Create and is closed by Close
 	name    string   // the log's path, for a Writer from Create
+	at      string   // name made absolute, as checkLinked checks it
 	seq     int64    // of the last record accepted
 	flushed int64    // seq of the last record handed to the OS
 	size    int64    // bytes handed to the OS so far, to undo a partial write
@@ -469,7 +470,7 @@ func (w *Writer) shutdown() error {
 // run that ended well must not say it was recorded. It costs one stat, at
 // close.
 func (w *Writer) checkLinked() error {
-	if w.name == "" || !atomicfile.Gone(w.file, w.name) {
+	if w.name == "" || !atomicfile.Gone(w.file, w.at) {
 		return nil
 	}
 	w.mu.Lock()

@@ -488,6 +488,7 @@ func readRecordsAt(path string, add func(r *Record, off int64, n int)) ([]string
 type store struct {
 	f    *os.File
 	path string
+	at   string // path made absolute, as check checks it
 
 	mu      sync.Mutex
 	cond    sync.Cond // signalled when an fsync ends
@@ -514,7 +515,7 @@ func openStore(path string) (*store, error) {
 			}
 		}
 	}
-	s := &store{f: f, path: path}
+	s := &store{f: f, path: path, at: atomicfile.Abs(path)}
 	s.cond.L = &s.mu
 	return s, nil
 }
@@ -572,7 +573,7 @@ func (s *store) close() error { return s.f.Close() }
 // sweep that finished must not say its samples are recorded. It costs one
 // stat, once a run is over.
 func (s *store) check() error {
-	if !atomicfile.Gone(s.f, s.path) {
+	if !atomicfile.Gone(s.f, s.at) {
 		return nil
 	}
 	s.mu.Lock()

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 )
 
 // WriteFile writes data to path through a temporary file in the same
@@ -95,13 +96,28 @@ func SyncDir(dir string) error {
 
 // Gone reports whether path no longer names the file f has open: it was
 // deleted, moved or replaced, so what was written to f since is lost to
-// anyone who reads path. It is false when f cannot be asked (the writes
-// themselves succeeded: nothing says they were lost).
+// anyone who reads path. It is false when f or path cannot be asked (a
+// folder this process may no longer search, an I/O error): the writes
+// themselves succeeded, and nothing says they were lost. A relative path
+// is taken from the working directory at the call: pass an absolute one
+// (see Abs) for a file opened before a change of directory.
 func Gone(f *os.File, path string) bool {
 	open, err := f.Stat()
 	if err != nil {
 		return false
 	}
 	at, err := os.Stat(path)
-	return err != nil || !os.SameFile(open, at)
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+	}
+	return !os.SameFile(open, at)
+}
+
+// Abs is path made absolute, to check with Gone whatever the working
+// directory becomes; path itself when that fails.
+func Abs(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }

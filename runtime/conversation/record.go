@@ -152,6 +152,7 @@ func version() string { return strconv.Itoa(VersionMajor) + "." + strconv.Itoa(V
 type appender struct {
 	mu   sync.Mutex
 	path string
+	at   string // path made absolute when f was opened, as sync checks it
 	f    *os.File
 	size int64 // bytes of whole records, to undo a partial write
 	seq  int64
@@ -193,7 +194,7 @@ func (a *appender) write(rec *record, sync bool) error {
 			f.Close()
 			return fmt.Errorf("conversation: %w", err)
 		}
-		a.f = f
+		a.f, a.at = f, atomicfile.Abs(a.path)
 	}
 	n, err := a.f.Write(a.buf.Bytes())
 	if err == nil && sync {
@@ -224,7 +225,7 @@ func (a *appender) sync() error {
 	// A log deleted (or moved) while it is open takes every record since
 	// with it: say so, once a turn, rather than answer turns no restart
 	// will find. Later writes would go to it too, and fail with this.
-	if atomicfile.Gone(a.f, a.path) {
+	if atomicfile.Gone(a.f, a.at) {
 		a.err = fmt.Errorf("conversation: %s was deleted or moved while the server wrote it: its records are not there; restart the server to go on from what the data dir holds", a.path)
 		return a.err
 	}
