@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -496,7 +497,7 @@ func TestSteadyStreamIsBatched(t *testing.T) {
 // can lose.
 func TestLossWindow(t *testing.T) {
 	c, w := countingLog(t, Options{})
-	var late time.Duration
+	var waits []time.Duration
 	for i := range 30 {
 		text := fmt.Sprintf("record %03d", i)
 		if err := w.Write(textRecord(text)); err != nil {
@@ -509,11 +510,13 @@ func TestLossWindow(t *testing.T) {
 			}
 			runtime.Gosched()
 		}
-		late = max(late, time.Since(start))
+		waits = append(waits, time.Since(start))
 	}
-	// A generous bound: busy machines delay timers too.
-	if late > 20*flushGap {
-		t.Errorf("a record waited %v for the OS; the gap is %v", late, flushGap)
+	// The median wait: a busy machine stalls a timer now and then (one
+	// record waited 299 ms at a load of 8), but not most of them.
+	slices.Sort(waits)
+	if median := waits[len(waits)/2]; median > 5*flushGap {
+		t.Errorf("records waited %v for the OS in the median (longest %v); the gap is %v", median, waits[len(waits)-1], flushGap)
 	}
 }
 
