@@ -9,7 +9,8 @@ import (
 )
 
 // lllm chat --reasoning prints a reply's reasoning after "[thinking]",
-// then the reply on its own line; without it, the reply alone.
+// then the reply on its own line; without it, the reply alone. /history
+// shows the reasoning the server kept the same way.
 func TestChatReasoning(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "serve.yaml")
@@ -29,6 +30,20 @@ func TestChatReasoning(t *testing.T) {
 		code, out, errs := chatRun(t, "capital of France?\n", "thinker", "--addr", addr, tc.flag)
 		if code != ExitOK || !strings.Contains(out, tc.want) || tc.flag != "--reasoning" && strings.Contains(out, "thinking") {
 			t.Errorf("%s: exit %d, output %q (want %q), stderr %q", tc.flag, code, out, tc.want, errs)
+		}
+	}
+	if code, out, errs := chatRun(t, "capital of France?\n", "thinker", "--addr", addr, "--sender", "alice"); code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, tc := range []struct {
+		flag, want string
+	}{
+		{"--reasoning", "alice: capital of France?\nthinker: [thinking] France's capital is Paris.\nParis.\n"},
+		{"--no-history", "alice: capital of France?\nthinker: Paris.\n"},
+	} {
+		code, out, errs := chatRun(t, "/history\n", "thinker", "--addr", addr, "--sender", "alice", tc.flag)
+		if code != ExitOK || !strings.Contains(out, tc.want) || tc.flag != "--reasoning" && strings.Contains(out, "thinking") {
+			t.Errorf("/history %s: exit %d, output %q (want %q), stderr %q", tc.flag, code, out, tc.want, errs)
 		}
 	}
 }

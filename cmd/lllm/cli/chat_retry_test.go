@@ -11,24 +11,40 @@ import (
 
 // A retry event starts the reply again on a line of its own, under the
 // answering agent's name, after saying why: what the failed attempt
-// streamed is not read as part of the reply.
+// streamed is not read as part of the reply. After an ask_user question
+// it starts on the line after the question, naming the agent once.
 func TestChatShowsRetry(t *testing.T) {
-	var b strings.Builder
-	c := &chatClient{out: bufio.NewWriter(&b), reasoning: true}
-	for _, ev := range []conversation.Event{
-		{Type: "start", Agent: "helper", Guest: true},
-		{Type: "reasoning", Text: "Thinking 1."},
-		{Type: "text", Text: "Par"},
-		{Type: "retry", Error: "stream cut short"},
-		{Type: "reasoning", Text: "Thinking 2."},
-		{Type: "text", Text: "Paris."},
-		{Type: "end", Status: "ok"},
+	for _, tc := range []struct {
+		name   string
+		events []conversation.Event
+		want   string
+	}{
+		{"mid-stream", []conversation.Event{
+			{Type: "start", Agent: "helper", Guest: true},
+			{Type: "reasoning", Text: "Thinking 1."},
+			{Type: "text", Text: "Par"},
+			{Type: "retry", Error: "stream cut short"},
+			{Type: "reasoning", Text: "Thinking 2."},
+			{Type: "text", Text: "Paris."},
+			{Type: "end", Status: "ok"},
+		}, "helper (guest): [thinking] Thinking 1.\nPar\n[retrying: stream cut short]\nhelper (guest): [thinking] Thinking 2.\nParis.\n"},
+		{"after a question", []conversation.Event{
+			{Type: "start", Agent: "helper"},
+			{Type: "tool", Tool: &dialog.FunctionCall{Name: "ask_user", Arguments: []byte(`{}`)}},
+			{Type: "ask", Agent: "helper", Text: "Which city?"},
+			{Type: "retry", Error: "stream cut short"},
+			{Type: "text", Text: "Paris."},
+			{Type: "end", Status: "ok"},
+		}, "helper: [tool ask_user {}] \n[helper asks] Which city?\n[retrying: stream cut short]\nhelper: Paris.\n"},
 	} {
-		c.show(ev)
-	}
-	want := "helper (guest): [thinking] Thinking 1.\nPar\n[retrying: stream cut short]\nhelper (guest): [thinking] Thinking 2.\nParis.\n"
-	if b.String() != want {
-		t.Errorf("printed\n%q\nwant\n%q", b.String(), want)
+		var b strings.Builder
+		c := &chatClient{out: bufio.NewWriter(&b), reasoning: true}
+		for _, ev := range tc.events {
+			c.show(ev)
+		}
+		if b.String() != tc.want {
+			t.Errorf("%s: printed\n%q\nwant\n%q", tc.name, b.String(), tc.want)
+		}
 	}
 }
 
