@@ -1084,11 +1084,12 @@ type ranCall struct {
 
 // startCalls starts, when more than one may run at once, the calls of a
 // reply that will run (not repeats of an earlier call: seen's, or one
-// before it in calls), at most limit at a time and in order (it returns
-// once the last has started), and returns the channel each started
-// call's result comes on, by index (nil for the others, which answerCalls
-// runs, or quotes, in turn); nil when the calls run one after another.
-func startCalls(calls []dialog.FunctionCall, limit int, seen map[string]string, run func(dialog.FunctionCall) (dialog.FunctionCall, bool)) []chan ranCall {
+// before it in calls, told by keys, their callKeys, when seen is not nil),
+// at most limit at a time and in order (it returns once the last has
+// started), and returns the channel each started call's result comes on,
+// by index (nil for the others, which answerCalls runs, or quotes, in
+// turn); nil when the calls run one after another.
+func startCalls(calls []dialog.FunctionCall, keys []string, limit int, seen map[string]string, run func(dialog.FunctionCall) (dialog.FunctionCall, bool)) []chan ranCall {
 	if limit <= 1 || len(calls) < 2 {
 		return nil
 	}
@@ -1097,7 +1098,7 @@ func startCalls(calls []dialog.FunctionCall, limit int, seen map[string]string, 
 	slots := make(chan struct{}, limit)
 	for i, fc := range calls {
 		if seen != nil {
-			key := callKey(fc)
+			key := keys[i]
 			if _, ok := seen[key]; ok || first[key] {
 				continue
 			}
@@ -1138,13 +1139,20 @@ func failedCall(fc dialog.FunctionCall, msg string) dialog.FunctionCall {
 // call is answered by quoting it, without run, and recorded as repeated.
 func (a *Agent) answerCalls(work *dialog.Dialog, reply *dialog.Message, lim Limits, seen map[string]string, run func(dialog.FunctionCall) (done dialog.FunctionCall, ran bool), s *CallSession) error {
 	interrupt := work.TopPrompt().InterruptPrompt()
-	started := startCalls(reply.FunctionCalls, lim.ToolConcurrency, seen, run)
+	var keys []string // each call's callKey, when repeats are told
+	if seen != nil {
+		keys = make([]string, len(reply.FunctionCalls))
+		for i, fc := range reply.FunctionCalls {
+			keys[i] = callKey(fc)
+		}
+	}
+	started := startCalls(reply.FunctionCalls, keys, lim.ToolConcurrency, seen, run)
 	for i, fc := range reply.FunctionCalls {
 		start := time.Now()
 		var key string
 		done, repeated, ran := fc, false, false
 		if seen != nil {
-			key = callKey(fc)
+			key = keys[i]
 			var prev string
 			if prev, repeated = seen[key]; repeated {
 				done.Result = "You already called " + fc.Name + " with these arguments. The result was:\n" + prev
