@@ -58,7 +58,7 @@ func Register(name string, f Factory) {
 // starts from can use it.
 func RegisterReplayOnly(name string, f Factory) {
 	if f == nil {
-		panic("tactics: Register " + name + " with a nil factory")
+		panic("tactics: RegisterReplayOnly " + name + " with a nil factory")
 	}
 	if err := factories.RegisterUnlisted(name, f); err != nil {
 		panic(err)

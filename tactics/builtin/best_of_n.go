@@ -40,8 +40,7 @@ func newBestOfN(params map[string]any) (tactics.Tactic, error) {
 	if err := atLeast("n", p.N, 1); err != nil {
 		return nil, err
 	}
-	n := p.N
-	return bestOfN{n: n}, nil
+	return bestOfN{n: p.N}, nil
 }
 
 func (bestOfN) Agents() []string { return []string{"solver", "judge"} }

@@ -52,18 +52,20 @@ func init() {
 			}
 			return strconv.FormatFloat(v, 'g', -1, 64), nil
 		})
-	must(calc, err)
+	register(calc, err)
 	wc, err := dialog.NewFunction("word_count", "Counts the words of a text (runs of non-space characters).",
 		func(_ context.Context, in textArgs) (int, error) { return len(strings.Fields(in.Text)), nil })
-	must(wc, err)
+	register(wc, err)
 	echo, err := dialog.NewFunction("echo", "Returns the text it is given.",
 		func(_ context.Context, in textArgs) (string, error) { return in.Text, nil })
-	must(echo, err)
+	register(echo, err)
 }
 
-func must(f *dialog.Function, err error) {
+// register registers f, the tool dialog.NewFunction made with err, which
+// must be nil.
+func register(f *dialog.Function, err error) {
 	if err != nil {
 		panic(err)
 	}
-	RegisterTool(f)
+	tactics.RegisterTool(f)
 }
