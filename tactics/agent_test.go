@@ -156,12 +156,7 @@ func TestRespondExceptionRetries(t *testing.T) {
 }
 
 func TestRespondToolRounds(t *testing.T) {
-	add, _ := dialog.NewFunction("add", "adds", func(_ context.Context, in struct {
-		A int `json:"a"`
-		B int `json:"b"`
-	}) (int, error) {
-		return in.A + in.B, nil
-	})
+	add := addTool(t)
 	p := dialog.MustPrompt("calc", "Compute {expr}.", dialog.WithFunctions(add))
 	m := &script{replies: []any{
 		toolCall("c1", "add", `{"a":1,"b":2}`),

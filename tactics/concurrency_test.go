@@ -912,12 +912,7 @@ func TestConcurrentAgentsRebuildExactly(t *testing.T) {
 			if err := w.Finish(logs.RunEnd{Status: logs.StatusOK}); err != nil {
 				t.Fatal(err)
 			}
-			rd, err := run.Reader()
-			if err != nil {
-				t.Fatal(err)
-			}
-			recs := readLog(t, rd)
-			rd.Close()
+			recs := runRecords(t, run)
 			f, warnings, err := run.Forest(t.Context())
 			if err != nil || len(warnings) > 0 {
 				t.Fatalf("rebuild: %v %v", err, warnings)
@@ -1086,12 +1081,7 @@ func TestCloseWhileAnotherAliasResponds(t *testing.T) {
 	if err := w.Finish(logs.RunEnd{Status: logs.StatusOK}); err != nil {
 		t.Fatal(err)
 	}
-	rd, err := run.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs := readLog(t, rd)
-	rd.Close()
+	recs := runRecords(t, run)
 	f, _, err := run.Forest(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -1179,12 +1169,7 @@ func TestFinishWhileAgentsWork(t *testing.T) {
 			t.Errorf("%d model calls made after Finish, which the log cannot hold", after-before)
 		}
 
-		rd, err := run.Reader()
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs := readLog(t, rd)
-		rd.Close()
+		recs := runRecords(t, run)
 		end := recs[len(recs)-1].RunEnd
 		var tot logs.Totals
 		for _, r := range recs[:len(recs)-1] {
@@ -1401,10 +1386,7 @@ func TestBatchOfConcurrentTacticsRebuilds(t *testing.T) {
 }
 
 func batchOfConcurrentTactics(t *testing.T, boom int) {
-	cfg, err := config.Parse("conc.yaml", []byte(concYAML), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := parseConfig(t, "conc.yaml", concYAML)
 	model := &concModel{}
 	if boom >= 0 {
 		model.latency = 3 * time.Millisecond
@@ -1446,12 +1428,7 @@ func batchOfConcurrentTactics(t *testing.T, boom int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rd, err := run.Reader()
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs := readLog(t, rd)
-		rd.Close()
+		recs := runRecords(t, run)
 		f, _, err := run.Forest(t.Context())
 		if err != nil {
 			t.Fatal(err)

@@ -5,16 +5,11 @@ import (
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/lllm-go/lllm/runtime/config"
 )
 
 // The mock's durations take a number of seconds, as call_timeout does.
 func TestMockSectionDurationsInSeconds(t *testing.T) {
-	cfg, err := config.Parse("c.yaml", []byte("tactic_type: chat\nmock:\n  latency: 0.05\n  replies: [{error: rate_limit, retry_after: 2}]\n"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := parseConfig(t, "c.yaml", "tactic_type: chat\nmock:\n  latency: 0.05\n  replies: [{error: rate_limit, retry_after: 2}]\n")
 	m, err := mockConfig(cfg)
 	if err != nil {
 		t.Fatal(err)

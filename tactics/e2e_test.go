@@ -1,7 +1,6 @@
 package tactics
 
 import (
-	"context"
 	"encoding/base64"
 	"strings"
 	"testing"
@@ -40,12 +39,7 @@ func TestAgentOnOpenAIWireEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	area, _ := dialog.NewFunction("area", "area of a rectangle", func(_ context.Context, in struct {
-		W int `json:"w"`
-		H int `json:"h"`
-	}) (int, error) {
-		return in.W * in.H, nil
-	})
+	area := areaTool(t)
 	lim := DefaultLimits()
 	lim.BackoffBase = 1
 	a := &Agent{Name: "geometer", System: dialog.MustPrompt("sys", "You measure shapes."),
@@ -141,12 +135,7 @@ func TestAgentOnAnthropicWire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	area, _ := dialog.NewFunction("area", "area of a rectangle", func(_ context.Context, in struct {
-		W int `json:"w"`
-		H int `json:"h"`
-	}) (int, error) {
-		return in.W * in.H, nil
-	})
+	area := areaTool(t)
 	a, run := newAgent(t, model, dialog.MustPrompt("sys", "You measure shapes."))
 	a.ModelName = "anthropic/claude-sonnet-4-5"
 	if err := a.ReceiveImage(dialog.ImageBytes(onePixelPNG), "the rectangle"); err != nil {

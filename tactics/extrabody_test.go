@@ -79,11 +79,8 @@ global:
       "a\"b": 2
 agent_configs: [{name: assistant, system_prompt: x}]
 `
-	cfg, err := config.Parse("eb.yaml", []byte(y), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = Prepare(t.Context(), cfg, RunOptions{LogDir: t.TempDir()})
+	cfg := parseConfig(t, "eb.yaml", y)
+	_, err := Prepare(t.Context(), cfg, RunOptions{LogDir: t.TempDir()})
 	var ce *ConfigError
 	if !errors.As(err, &ce) {
 		t.Fatalf("Prepare: %v; want a *ConfigError", err)

@@ -30,12 +30,7 @@ func TestRespondOnMockProvider(t *testing.T) {
 		{Text: "three"},
 		{Text: "<answer>3</answer>"},
 	}})
-	add, _ := dialog.NewFunction("add", "adds", func(_ context.Context, in struct {
-		A int `json:"a"`
-		B int `json:"b"`
-	}) (int, error) {
-		return in.A + in.B, nil
-	})
+	add := addTool(t)
 	p := dialog.MustPrompt("calc", "What is {expr}? Answer in <answer></answer>.", dialog.WithFunctions(add),
 		dialog.WithParser(&dialog.TagParser{XMLTags: []string{"answer"}}))
 	a, run := newAgent(t, m, dialog.MustPrompt("sys", "You add."))
@@ -68,20 +63,9 @@ func TestRespondOnMockProvider(t *testing.T) {
 // summary before a call, sends it again on later calls while it fits, and
 // every summarising call is in the log.
 func TestRespondWithSummaryManager(t *testing.T) {
-	m := openMock(t, provider.MockConfig{Rules: []provider.MockRule{
-		{Match: "Summarise the conversation", Reply: provider.MockReply{Text: "They chatted about numbers."}},
-	}})
-	cm, err := contextmgr.New(map[string]any{"type": "summary", "max_tokens": 600, "buffer": 100})
+	run, err := chatWithSummaries(t, "They chatted about numbers.", 600, 100)
 	if err != nil {
 		t.Fatal(err)
-	}
-	a, run := newAgent(t, m, dialog.MustPrompt("sys", "You chat."))
-	a.ModelName, a.Context, a.ContextName = "mock/scripted", cm, "summary"
-	for i := range 12 {
-		a.Receive(strings.Repeat("number talk ", 20) + string(rune('a'+i)))
-		if _, _, err := a.Respond(t.Context()); err != nil {
-			t.Fatal(err)
-		}
 	}
 	_, recs := run.forest(t)
 	summaries, written := 0, 0
@@ -112,23 +96,33 @@ func TestRespondWithSummaryManager(t *testing.T) {
 // names it: "context manager summary: summarising ...", not with the
 // package's prefix under it.
 func TestContextManagerErrorNamedOnce(t *testing.T) {
-	m := openMock(t, provider.MockConfig{Rules: []provider.MockRule{
-		{Match: "Summarise the conversation", Reply: provider.MockReply{Text: " "}},
-	}})
-	cm, err := contextmgr.New(map[string]any{"type": "summary", "max_tokens": 300, "buffer": 0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, _ := newAgent(t, m, dialog.MustPrompt("sys", "You chat."))
-	a.ModelName, a.Context, a.ContextName = "mock/scripted", cm, "summary"
-	for i := range 12 {
-		a.Receive(strings.Repeat("number talk ", 20) + string(rune('a'+i)))
-		if _, _, err = a.Respond(t.Context()); err != nil {
-			break
-		}
-	}
+	_, err := chatWithSummaries(t, " ", 300, 0)
 	const want = "context manager summary: summarising "
 	if err == nil || !strings.Contains(err.Error(), want) || strings.Count(err.Error(), "summary") != 2 || strings.Contains(err.Error(), "contextmgr") {
 		t.Fatalf("err = %v, want one naming the manager once: %q...", err, want)
 	}
+}
+
+// chatWithSummaries has an agent on the mock provider, with a summary
+// manager of maxTokens and buffer, answer 12 long turns, the model
+// writing summary for every summary asked; it returns the run and the
+// error of the first turn that failed.
+func chatWithSummaries(t *testing.T, summary string, maxTokens, buffer int) (*testRun, error) {
+	t.Helper()
+	m := openMock(t, provider.MockConfig{Rules: []provider.MockRule{
+		{Match: "Summarise the conversation", Reply: provider.MockReply{Text: summary}},
+	}})
+	cm, err := contextmgr.New(map[string]any{"type": "summary", "max_tokens": maxTokens, "buffer": buffer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, run := newAgent(t, m, dialog.MustPrompt("sys", "You chat."))
+	a.ModelName, a.Context, a.ContextName = "mock/scripted", cm, "summary"
+	for i := range 12 {
+		a.Receive(strings.Repeat("number talk ", 20) + string(rune('a'+i)))
+		if _, _, err := a.Respond(t.Context()); err != nil {
+			return run, err
+		}
+	}
+	return run, nil
 }

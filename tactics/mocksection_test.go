@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lllm-go/lllm/runtime/config"
 	"github.com/lllm-go/lllm/runtime/provider"
 )
 
@@ -19,15 +18,6 @@ func mockYAML(n int, extra string) string {
 		fmt.Fprintf(&b, "    - {match: \"q%d\", reply: {text: \"a%d\"}}\n", i, i)
 	}
 	return b.String()
-}
-
-func parseConfig(t testing.TB, name, text string) *config.Config {
-	t.Helper()
-	cfg, err := config.Parse(name, []byte(text), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
 }
 
 // A mock section met before is not decoded again: what ProviderConfig

@@ -164,16 +164,7 @@ func runE2E(t *testing.T, c e2eCase) e2eResult {
 	}
 	opts := []dialog.PromptOption{dialog.WithParser(&dialog.TagParser{XMLTags: []string{"answer"}})}
 	if c.tools {
-		area, err := dialog.NewFunction("area", "Area of a rectangle.", func(_ context.Context, in struct {
-			W int `json:"w"`
-			H int `json:"h"`
-		}) (int, error) {
-			return in.W * in.H, nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts = append(opts, dialog.WithFunctions(area))
+		opts = append(opts, dialog.WithFunctions(areaTool(t)))
 	}
 	if err := a.ReceivePrompt(dialog.MustPrompt("ask", e2eAsk, opts...), nil); err != nil {
 		t.Fatal(err)
@@ -661,19 +652,7 @@ func TestAgentOnBedrockWireEndToEnd(t *testing.T) {
 // prompt_eval_count and eval_count; options carry num_predict, top_p and
 // seed and no temperature.
 func TestAgentOnOllamaWireEndToEnd(t *testing.T) {
-	t.Setenv("OLLAMA_HOST", "")
-	srv := providertest.NewOllamaServer(t)
-	price := provider.Price{Input: 0.05, Output: 0.25}
-	res := runE2E(t, e2eCase{
-		model:  "ollama/mistral-small3.2",
-		cfg:    provider.Config{BaseURL: srv.BaseURL(), Prices: map[string]provider.Price{"mistral-small3.2": price}},
-		params: provider.Params{MaxTokens: ptrTo(512), TopP: ptrTo(0.9), Seed: ptrTo(7)},
-		srv:    srv, tools: true, callID: "call_1",
-		fail:     providertest.Reply{Status: 500},
-		failKind: provider.ErrServer,
-		usage:    e2eUsage,
-		price:    price,
-	})
+	res := runOllamaE2E(t, true)
 	checkOllamaFirst(t, res.first)
 	first := res.first.JSON()
 	tool := at(first, "tools", 0)
@@ -694,6 +673,28 @@ func TestAgentOnOllamaWireEndToEnd(t *testing.T) {
 		at(answer, "role") != "tool" || !strings.HasSuffix(fmt.Sprint(at(answer, "content")), "\n12") {
 		t.Errorf("the tool round on the wire: call %v, answer %v\n%s", call, answer, res.afterTool.Body)
 	}
+}
+
+// runOllamaE2E is runE2E on a local Ollama server, its model priced by
+// Config.Prices, a 500 retried, with the area tool when tools is set.
+func runOllamaE2E(t *testing.T, tools bool) e2eResult {
+	t.Setenv("OLLAMA_HOST", "")
+	srv := providertest.NewOllamaServer(t)
+	price := provider.Price{Input: 0.05, Output: 0.25}
+	c := e2eCase{
+		model:  "ollama/mistral-small3.2",
+		cfg:    provider.Config{BaseURL: srv.BaseURL(), Prices: map[string]provider.Price{"mistral-small3.2": price}},
+		params: provider.Params{MaxTokens: ptrTo(512), TopP: ptrTo(0.9), Seed: ptrTo(7)},
+		srv:    srv, tools: tools,
+		fail:     providertest.Reply{Status: 500},
+		failKind: provider.ErrServer,
+		usage:    e2eUsage,
+		price:    price,
+	}
+	if tools {
+		c.callID = "call_1"
+	}
+	return runE2E(t, c)
 }
 
 // checkOllamaFirst checks the first request of an Ollama run: the system
@@ -731,18 +732,7 @@ func checkOllamaFirst(t *testing.T, r providertest.Request) {
 // The same on Ollama without a tool: the image, the retried 500, the
 // parse retry, usage and cost (from Config.Prices), and the tree.
 func TestAgentOnOllamaWireWithoutTools(t *testing.T) {
-	t.Setenv("OLLAMA_HOST", "")
-	srv := providertest.NewOllamaServer(t)
-	price := provider.Price{Input: 0.05, Output: 0.25}
-	res := runE2E(t, e2eCase{
-		model:  "ollama/mistral-small3.2",
-		cfg:    provider.Config{BaseURL: srv.BaseURL(), Prices: map[string]provider.Price{"mistral-small3.2": price}},
-		params: provider.Params{MaxTokens: ptrTo(512), TopP: ptrTo(0.9), Seed: ptrTo(7)},
-		srv:    srv,
-		fail:   providertest.Reply{Status: 500}, failKind: provider.ErrServer,
-		usage: e2eUsage,
-		price: price,
-	})
+	res := runOllamaE2E(t, false)
 	checkOllamaFirst(t, res.first)
 	absent(t, "the body", res.first.JSON(), "tools")
 }

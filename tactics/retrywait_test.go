@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lllm-go/lllm/runtime/config"
 	"github.com/lllm-go/lllm/runtime/provider"
 )
 
@@ -61,15 +60,8 @@ func TestMaxRetryWait(t *testing.T) {
 // max_retry_wait, set globally or per agent, is the agents' MaxRetryWait;
 // unset, the default; 0, none, is -1 there.
 func TestMaxRetryWaitConfig(t *testing.T) {
-	cfg, err := config.Parse("t.yaml", []byte("tactic_type: chat\nglobal: {model_name: mock/demo, max_retry_wait: 30s}\nagent_configs: [{name: a, system_prompt: x}, {name: b, system_prompt: x, max_retry_wait: 0}]\n"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	makers, err := Agents(t.Context(), cfg, RunOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a, b := makers["a"]().Limits.MaxRetryWait, makers["b"]().Limits.MaxRetryWait; a != 30*time.Second || b != -1 {
+	la, lb := limitsOf(t, "max_retry_wait: 30s", "max_retry_wait: 0")
+	if a, b := la.MaxRetryWait, lb.MaxRetryWait; a != 30*time.Second || b != -1 {
 		t.Errorf("MaxRetryWait a %v, b %v; want 30s and -1 (none)", a, b)
 	}
 	if DefaultLimits().MaxRetryWait != 5*time.Minute {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/lllm-go/lllm/dialog"
-	"github.com/lllm-go/lllm/runtime/config"
 )
 
 // inFlight is a tool that counts the calls running at once, each waiting
@@ -108,15 +107,8 @@ func TestToolConcurrency(t *testing.T) {
 // tool_concurrency, set globally or per agent, is the agents'
 // ToolConcurrency; unset, 1 (one call after another).
 func TestToolConcurrencyConfig(t *testing.T) {
-	cfg, err := config.Parse("t.yaml", []byte("tactic_type: chat\nglobal: {model_name: mock/demo, tool_concurrency: 4}\nagent_configs: [{name: a, system_prompt: x}, {name: b, system_prompt: x, tool_concurrency: 1}]\n"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	makers, err := Agents(t.Context(), cfg, RunOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a, b := makers["a"]().Limits.ToolConcurrency, makers["b"]().Limits.ToolConcurrency; a != 4 || b != 1 || DefaultLimits().ToolConcurrency != 1 {
+	la, lb := limitsOf(t, "tool_concurrency: 4", "tool_concurrency: 1")
+	if a, b := la.ToolConcurrency, lb.ToolConcurrency; a != 4 || b != 1 || DefaultLimits().ToolConcurrency != 1 {
 		t.Errorf("ToolConcurrency a %d, b %d, default %d; want 4, 1 and 1", a, b, DefaultLimits().ToolConcurrency)
 	}
 }

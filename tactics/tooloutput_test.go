@@ -116,21 +116,14 @@ func TestMaxToolOutputServed(t *testing.T) {
 // max_tool_output, set globally or per agent, is the agents'
 // MaxToolOutput; unset, 1 MiB; 0, none, is -1 there; a negative one is an error at its place.
 func TestMaxToolOutputConfig(t *testing.T) {
-	cfg, err := config.Parse("t.yaml", []byte("tactic_type: chat\nglobal: {model_name: mock/demo, max_tool_output: 2048}\nagent_configs: [{name: a, system_prompt: x}, {name: b, system_prompt: x, max_tool_output: 0}]\n"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	makers, err := Agents(t.Context(), cfg, RunOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a, b := makers["a"]().Limits.MaxToolOutput, makers["b"]().Limits.MaxToolOutput; a != 2048 || b != -1 {
+	la, lb := limitsOf(t, "max_tool_output: 2048", "max_tool_output: 0")
+	if a, b := la.MaxToolOutput, lb.MaxToolOutput; a != 2048 || b != -1 {
 		t.Errorf("MaxToolOutput a %d, b %d; want 2048 and -1 (none)", a, b)
 	}
 	if DefaultLimits().MaxToolOutput != 1048576 {
 		t.Errorf("default %d", DefaultLimits().MaxToolOutput)
 	}
-	_, err = config.Parse("t.yaml", []byte("tactic_type: chat\nglobal: {model_name: mock/demo, max_tool_output: -1}\nagent_configs: [{name: a, system_prompt: x}]\n"), nil)
+	_, err := config.Parse("t.yaml", []byte("tactic_type: chat\nglobal: {model_name: mock/demo, max_tool_output: -1}\nagent_configs: [{name: a, system_prompt: x}]\n"), nil)
 	if err == nil || !strings.Contains(err.Error(), "global.max_tool_output must be a non-negative integer, not the integer -1") {
 		t.Errorf("err %v", err)
 	}

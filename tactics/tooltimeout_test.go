@@ -186,21 +186,14 @@ func TestCallToolPanics(t *testing.T) {
 // unset, the default of ten minutes; 0, none, is -1 there; a value that is not a duration is
 // an error at its place.
 func TestToolTimeoutConfig(t *testing.T) {
-	cfg, err := config.Parse("t.yaml", []byte("tactic_type: chat\nglobal: {model_name: mock/demo, tool_timeout: 30s}\nagent_configs: [{name: a, system_prompt: x}, {name: b, system_prompt: x, tool_timeout: 0}]\n"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	makers, err := Agents(t.Context(), cfg, RunOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a, b := makers["a"]().Limits.ToolTimeout, makers["b"]().Limits.ToolTimeout; a != 30*time.Second || b != -1 {
+	la, lb := limitsOf(t, "tool_timeout: 30s", "tool_timeout: 0")
+	if a, b := la.ToolTimeout, lb.ToolTimeout; a != 30*time.Second || b != -1 {
 		t.Errorf("ToolTimeout a %v, b %v; want 30s and -1 (none)", a, b)
 	}
 	if DefaultLimits().ToolTimeout != 10*time.Minute {
 		t.Errorf("default %v", DefaultLimits().ToolTimeout)
 	}
-	_, err = config.Parse("t.yaml", []byte("tactic_type: chat\nglobal: {model_name: mock/demo, tool_timeout: forever}\nagent_configs: [{name: a, system_prompt: x}]\n"), nil)
+	_, err := config.Parse("t.yaml", []byte("tactic_type: chat\nglobal: {model_name: mock/demo, tool_timeout: forever}\nagent_configs: [{name: a, system_prompt: x}]\n"), nil)
 	if err == nil || !strings.Contains(err.Error(), `global.tool_timeout must be a duration such as 90s or 10m (0 for none), not the string "forever"`) {
 		t.Errorf("err %v", err)
 	}
