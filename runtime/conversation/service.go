@@ -502,20 +502,27 @@ func (s *Service) Run(ctx context.Context, req RunRequest, emit func(Event) erro
 		return failed(err)
 	}
 	st.turn = turn.Seq
-	// aborted stores that this turn ends without a reply, so that the
-	// runs that follow can tell the model.
-	aborted := func(status string, err error) {
-		ab := Abort{Turn: turn.Seq, Agent: st.agent, Status: status, Error: err.Error()}
-		if werr := conv.addAbort(ab); werr != nil {
-			s.store.opts.Logger.Warn("storing that a run ended without a reply", "agent", conv.agent, "sender", conv.sender, "status", status, "err", werr)
-		}
-	}
 	_ = emit(Event{Type: "start", Agent: st.agent, Sender: req.Sender, Guest: guest})
 
 	finish := func(ev Event) error {
 		ev.Type, ev.Agent, ev.Sender, ev.Guest = "end", st.agent, req.Sender, guest
 		release() // free before the client hears the end: it may send at once
 		return emit(ev)
+	}
+	// abort ends a turn that stores no reply: it stores an abort record
+	// (so that the runs that follow can tell the model), finishes the
+	// run log and sends the end event with status.
+	abort := func(status, abortStatus string, err error) (*Entry, error) {
+		ab := Abort{Turn: turn.Seq, Agent: st.agent, Status: abortStatus, Error: err.Error()}
+		if werr := conv.addAbort(ab); werr != nil {
+			s.store.opts.Logger.Warn("storing that a run ended without a reply", "agent", conv.agent, "sender", conv.sender, "status", abortStatus, "err", werr)
+		}
+		if ferr := rl.finish(ctx, nil, err); ferr != nil {
+			_ = emit(Event{Type: "error", Agent: st.agent, Error: ferr.Error()})
+			err = errors.Join(err, ferr)
+		}
+		finish(Event{Status: status, Error: err.Error()})
+		return nil, err
 	}
 	reply, err := s.respond(context.WithValue(ctx, runKey{}, st), st, answering, guest, request, cwd, rl.log())
 	st.settle()
@@ -529,29 +536,22 @@ func (s *Service) Run(ctx context.Context, req RunRequest, emit func(Event) erro
 		}
 	}
 	if err != nil {
-		status, abort := "error", AbortFailed
 		if cause := context.Cause(ctx); errors.Is(cause, ErrKilled) {
-			status, abort, err = "killed", AbortKilled, fmt.Errorf("conversation %s/%s: run %w", conv.agent, conv.sender, ErrKilled)
-		} else {
-			if ctx.Err() != nil {
-				// Not the model's fault: say what ended the run, not
-				// how the provider call noticed ("context canceled").
-				status, abort = "cancelled", AbortCancelled
-				cause := context.Cause(ctx)
-				if cause == context.Canceled { // no cause given: the request's own context
-					cause = errors.New("the client went away")
-				}
-				err = fmt.Errorf("conversation %s/%s: run cancelled: %w", conv.agent, conv.sender, cause)
+			return abort("killed", AbortKilled, fmt.Errorf("conversation %s/%s: run %w", conv.agent, conv.sender, ErrKilled))
+		}
+		status, abortStatus := "error", AbortFailed
+		if ctx.Err() != nil {
+			// Not the model's fault: say what ended the run, not how the
+			// provider call noticed ("context canceled").
+			status, abortStatus = "cancelled", AbortCancelled
+			cause := context.Cause(ctx)
+			if cause == context.Canceled { // no cause given: the request's own context
+				cause = errors.New("the client went away")
 			}
-			_ = emit(Event{Type: "error", Agent: st.agent, Error: err.Error()})
+			err = fmt.Errorf("conversation %s/%s: run cancelled: %w", conv.agent, conv.sender, cause)
 		}
-		aborted(abort, err)
-		if ferr := rl.finish(ctx, nil, err); ferr != nil {
-			_ = emit(Event{Type: "error", Agent: st.agent, Error: ferr.Error()})
-			err = errors.Join(err, ferr)
-		}
-		finish(Event{Status: status, Error: err.Error()})
-		return nil, err
+		_ = emit(Event{Type: "error", Agent: st.agent, Error: err.Error()})
+		return abort(status, abortStatus, err)
 	}
 	e, err := conv.Append(*reply)
 	if err == nil {
@@ -559,13 +559,7 @@ func (s *Service) Run(ctx context.Context, req RunRequest, emit func(Event) erro
 	}
 	if err != nil {
 		_ = emit(Event{Type: "error", Agent: st.agent, Error: err.Error()})
-		aborted(AbortFailed, err) // the log refuses writes after a failed one: most likely lost too
-		if ferr := rl.finish(ctx, nil, err); ferr != nil {
-			_ = emit(Event{Type: "error", Agent: st.agent, Error: ferr.Error()})
-			err = errors.Join(err, ferr)
-		}
-		finish(Event{Status: "error", Error: err.Error()})
-		return nil, err
+		return abort("error", AbortFailed, err) // the log refuses writes after a failed one: the abort is most likely lost too
 	}
 	// The reply is stored: the turn is done, whatever its log says.
 	if ferr := rl.finish(ctx, reply.Text(), nil); ferr != nil {
