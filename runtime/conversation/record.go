@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -146,23 +147,26 @@ type ArchiveFile struct {
 
 func version() string { return strconv.Itoa(VersionMajor) + "." + strconv.Itoa(VersionMinor) }
 
-// appender writes whole records to one file, opened (and its directory
-// made) on the first write, so a conversation that never stores anything
-// leaves no file behind.
+// appender writes whole records to one file, made (with its directory)
+// on the first write, so a conversation that never stores anything
+// leaves no file behind. The file is open only from a write to the next
+// fsync: a conversation between turns holds no descriptor and no buffer,
+// however many a server has.
 type appender struct {
 	mu   sync.Mutex
 	path string
-	at   string // path made absolute when f was opened, as sync checks it
-	f    *os.File
-	size int64 // bytes of whole records, to undo a partial write
+	at   string      // path made absolute when first opened, as later opens and sync check it
+	id   os.FileInfo // the file, once opened or read: a later open must find it at path
+	f    *os.File    // nil between turns
+	size int64       // bytes of whole records, to undo a partial write
 	seq  int64
 	err  error
 	buf  bytes.Buffer
 }
 
 // write appends rec, setting its Seq and Time, in one write; with sync the
-// file is fsynced afterwards. A partial write is truncated back and leaves
-// the appender failed.
+// file is fsynced (and closed) afterwards. A partial write is truncated
+// back and leaves the appender failed.
 func (a *appender) write(rec *record, sync bool) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -178,23 +182,9 @@ func (a *appender) write(rec *record, sync bool) error {
 		return fmt.Errorf("conversation: encoding %s record: %w", rec.Kind, err)
 	}
 	if a.f == nil {
-		if err := os.MkdirAll(filepath.Dir(a.path), 0o755); err != nil {
-			return fmt.Errorf("conversation: %w", err)
+		if err := a.open(); err != nil {
+			return err
 		}
-		f, err := os.OpenFile(a.path, os.O_WRONLY|os.O_CREATE, 0o644)
-		if err != nil {
-			return fmt.Errorf("conversation: %w", err)
-		}
-		// Drop a torn tail left by a crash before appending after it.
-		if err := f.Truncate(a.size); err != nil {
-			f.Close()
-			return fmt.Errorf("conversation: %w", err)
-		}
-		if _, err := f.Seek(a.size, 0); err != nil {
-			f.Close()
-			return fmt.Errorf("conversation: %w", err)
-		}
-		a.f, a.at = f, atomicfile.Abs(a.path)
 	}
 	n, err := a.f.Write(a.buf.Bytes())
 	if err == nil && sync {
@@ -210,14 +200,65 @@ func (a *appender) write(rec *record, sync bool) error {
 	}
 	a.seq++
 	a.size += int64(n)
+	if sync {
+		_ = a.closeFile() // synced: its records are on disk
+	}
 	return nil
 }
 
+// open opens the file to append after its whole records, dropping a torn
+// tail left by a crash. Once the file has records it must still be there,
+// the same file: one deleted or moved is not made again from scratch.
+func (a *appender) open() error {
+	flag := os.O_WRONLY
+	if a.seq == 0 {
+		if err := os.MkdirAll(filepath.Dir(a.path), 0o755); err != nil {
+			return fmt.Errorf("conversation: %w", err)
+		}
+		flag |= os.O_CREATE
+	}
+	if a.at == "" {
+		a.at = atomicfile.Abs(a.path)
+	}
+	f, err := os.OpenFile(a.at, flag, 0o644)
+	if a.seq > 0 && errors.Is(err, fs.ErrNotExist) {
+		return a.gone()
+	}
+	if err != nil {
+		return fmt.Errorf("conversation: %w", err)
+	}
+	st, err := f.Stat()
+	if err == nil && (a.id != nil && !os.SameFile(a.id, st) || st.Size() < a.size) {
+		f.Close()
+		return a.gone()
+	}
+	if err == nil {
+		err = f.Truncate(a.size)
+	}
+	if err == nil {
+		_, err = f.Seek(a.size, 0)
+	}
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("conversation: %w", err)
+	}
+	a.f, a.id = f, st
+	return nil
+}
+
+// gone fails the appender: its file was deleted or moved since it was
+// last written.
+func (a *appender) gone() error {
+	a.err = fmt.Errorf("conversation: %s was deleted or moved while the server wrote it: its records are not there; restart the server to go on from what the data dir holds", a.path)
+	return a.err
+}
+
+// sync fsyncs the file and closes it until the next write.
 func (a *appender) sync() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.f == nil {
-		return nil
+		return nil // nothing written since the last fsync
 	}
 	if err := a.f.Sync(); err != nil {
 		return fmt.Errorf("conversation: syncing %s: %w", a.path, err)
@@ -226,8 +267,11 @@ func (a *appender) sync() error {
 	// with it: say so, once a turn, rather than answer turns no restart
 	// will find. Later writes would go to it too, and fail with this.
 	if atomicfile.Gone(a.f, a.at) {
-		a.err = fmt.Errorf("conversation: %s was deleted or moved while the server wrote it: its records are not there; restart the server to go on from what the data dir holds", a.path)
-		return a.err
+		_ = a.closeFile()
+		return a.gone()
+	}
+	if err := a.closeFile(); err != nil {
+		return fmt.Errorf("conversation: closing %s: %w", a.path, err)
 	}
 	return nil
 }
@@ -242,12 +286,18 @@ func (a *appender) close(reason error) error {
 	if a.f == nil {
 		return nil
 	}
-	err := errors.Join(a.f.Sync(), a.f.Close())
-	a.f = nil
-	if err != nil {
+	if err := errors.Join(a.f.Sync(), a.closeFile()); err != nil {
 		return fmt.Errorf("conversation: closing %s: %w", a.path, err)
 	}
 	return nil
+}
+
+// closeFile closes the open file and lets its buffer go. a.mu must be
+// held.
+func (a *appender) closeFile() error {
+	err := a.f.Close()
+	a.f, a.buf = nil, bytes.Buffer{}
+	return err
 }
 
 var errClosed = errors.New("conversation: store closed")

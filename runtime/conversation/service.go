@@ -457,6 +457,13 @@ func (s *Service) Run(ctx context.Context, req RunRequest, emit func(Event) erro
 		return nil, err
 	}
 	st.conv = conv
+	// However the turn ends, its records are synced and the log closed:
+	// an idle conversation holds no open file.
+	defer func() {
+		if err := conv.Sync(); err != nil {
+			s.store.opts.Logger.Warn("syncing the log at the end of a turn", "agent", conv.agent, "sender", conv.sender, "err", err)
+		}
+	}()
 
 	guest := answering != primary
 	cwd := req.CWD

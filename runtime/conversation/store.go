@@ -438,6 +438,9 @@ func (c *Conversation) load() error {
 		return fmt.Errorf("conversation: %w", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil {
+		c.log.id = st // the file later writes must find at its path
+	}
 	type pending struct {
 		seq     int64
 		ts      time.Time
@@ -643,7 +646,9 @@ func (c *Conversation) Append(m dialog.Message) (Entry, error) {
 	return e, nil
 }
 
-// Sync fsyncs the conversation's log.
+// Sync fsyncs the conversation's log and closes its file until the next
+// write: call it when a turn ends, so that an idle conversation holds no
+// open file.
 func (c *Conversation) Sync() error { return c.log.sync() }
 
 // Messages returns the live history: the summary of the last compaction,
