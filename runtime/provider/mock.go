@@ -57,6 +57,8 @@ type MockConfig struct {
 	// server error (HTTP 500). Which calls fail is decided by a hash of
 	// Seed, the request and how many times that same request was made
 	// before, so a run is reproducible and a retried request may succeed.
+	// A Mock remembers at least the last 65,536 distinct requests: one
+	// made again after that many others counts from zero.
 	ErrorRate float64 `json:"error_rate,omitempty" yaml:"error_rate,omitempty"`
 	// Seed changes the default replies and which calls ErrorRate fails.
 	Seed int64 `json:"seed,omitempty" yaml:"seed,omitempty"`
@@ -135,9 +137,14 @@ type Mock struct {
 	rules []mockRule
 	next  atomic.Int64 // index of the next scripted reply
 
-	mu   sync.Mutex
-	seen map[uint64]uint64 // times each request was made, for ErrorRate
+	mu          sync.Mutex
+	seen, older map[uint64]uint64 // times each recent request was made, for ErrorRate (see count)
 }
+
+// mockSeenLimit is how many distinct requests a Mock's seen holds before
+// it becomes older, so that a long-lived process does not keep an entry
+// for every request it was ever sent.
+const mockSeenLimit = 1 << 16
 
 type mockRule struct {
 	match, system string
@@ -432,12 +439,28 @@ func (m *Mock) scripted(messages []llms.MessageContent, last string, afterTools 
 	return MockReply{}, false
 }
 
+// count returns how many times request h was made before, and counts
+// this time. It remembers the last mockSeenLimit to 2*mockSeenLimit
+// distinct requests: those since seen was last emptied, and those of the
+// generation before (older). A retry, or the same request of another
+// sample, comes long before its count is forgotten.
+func (m *Mock) count(h uint64) uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, ok := m.seen[h]
+	if !ok {
+		n = m.older[h]
+		if len(m.seen) >= mockSeenLimit {
+			m.older, m.seen = m.seen, make(map[uint64]uint64, len(m.seen))
+		}
+	}
+	m.seen[h] = n + 1
+	return n
+}
+
 // injectError decides whether this occurrence of request h fails.
 func (m *Mock) injectError(h uint64) bool {
-	m.mu.Lock()
-	n := m.seen[h]
-	m.seen[h] = n + 1
-	m.mu.Unlock()
+	n := m.count(h)
 	f := fnv.New64a()
 	var b [24]byte
 	binary.LittleEndian.PutUint64(b[0:], uint64(m.cfg.Seed))
