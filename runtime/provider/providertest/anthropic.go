@@ -82,9 +82,25 @@ func (anthropicProtocol) write(w http.ResponseWriter, req map[string]any, r Repl
 		return
 	}
 	if stream, _ := req["stream"].(bool); stream {
-		writeAnthropicStream(w, req, r)
+		sse := newSSE(w)
+		for _, ev := range anthropicEvents("msg_fake", modelOf(req), r, anthropicToolID) {
+			sse.event(ev["type"].(string), ev)
+		}
 		return
 	}
+	writeJSON(w, http.StatusOK, anthropicMessage("msg_fake", modelOf(req), r, anthropicToolID))
+}
+
+func anthropicToolID(tc ToolCall, i int) string {
+	if tc.ID != "" {
+		return tc.ID
+	}
+	return "toolu_fake_" + string(rune('a'+i%26))
+}
+
+// anthropicMessage is the messages API's reply r, as message id of model;
+// toolID names its i-th tool call. Bedrock answers with it too.
+func anthropicMessage(id, model string, r Reply, toolID func(ToolCall, int) string) map[string]any {
 	content := []any{}
 	for _, th := range r.Thinking {
 		if th.Redacted != "" {
@@ -98,83 +114,69 @@ func (anthropicProtocol) write(w http.ResponseWriter, req map[string]any, r Repl
 	}
 	for i, tc := range r.ToolCalls {
 		content = append(content, map[string]any{
-			"type": "tool_use", "id": anthropicToolID(tc, i), "name": tc.Name, "input": toolInput(tc.Arguments),
+			"type": "tool_use", "id": toolID(tc, i), "name": tc.Name, "input": toolInput(tc.Arguments),
 		})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"id":            "msg_fake",
+	return map[string]any{
+		"id":            id,
 		"type":          "message",
 		"role":          "assistant",
-		"model":         modelOf(req),
+		"model":         model,
 		"content":       content,
 		"stop_reason":   anthropicStop(r),
 		"stop_sequence": nil,
 		"usage":         anthropicUsage(r.Usage),
-	})
+	}
 }
 
-func anthropicToolID(tc ToolCall, i int) string {
-	if tc.ID != "" {
-		return tc.ID
-	}
-	return "toolu_fake_" + string(rune('a'+i%26))
-}
-
-func writeAnthropicStream(w http.ResponseWriter, req map[string]any, r Reply) {
-	s := newSSE(w)
-	usage := anthropicUsage(r.Usage)
-	startUsage := map[string]any{
-		"input_tokens":                usage["input_tokens"],
-		"output_tokens":               1,
-		"cache_read_input_tokens":     usage["cache_read_input_tokens"],
-		"cache_creation_input_tokens": usage["cache_creation_input_tokens"],
-	}
-	s.event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
-		"id": "msg_fake", "type": "message", "role": "assistant", "model": modelOf(req),
+// anthropicEvents are the events, in order, of the messages API's stream
+// of r, as message id of model, each with its "type"; toolID names its
+// i-th tool call. Bedrock sends them too, each in an event of its own.
+func anthropicEvents(id, model string, r Reply, toolID func(ToolCall, int) string) []map[string]any {
+	var evs []map[string]any
+	send := func(ev map[string]any) { evs = append(evs, ev) }
+	startUsage := anthropicUsage(r.Usage)
+	startUsage["output_tokens"] = 1
+	send(map[string]any{"type": "message_start", "message": map[string]any{
+		"id": id, "type": "message", "role": "assistant", "model": model,
 		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": startUsage,
 	}})
 	index := 0
+	block := func(start map[string]any, deltas ...map[string]any) {
+		send(map[string]any{"type": "content_block_start", "index": index, "content_block": start})
+		for _, d := range deltas {
+			send(map[string]any{"type": "content_block_delta", "index": index, "delta": d})
+		}
+		send(map[string]any{"type": "content_block_stop", "index": index})
+		index++
+	}
+	deltas := func(typ, key, s string) []map[string]any {
+		var out []map[string]any
+		for _, p := range pieces(s, 3) {
+			out = append(out, map[string]any{"type": typ, key: p})
+		}
+		return out
+	}
 	for _, th := range r.Thinking {
 		if th.Redacted != "" {
-			s.event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
-				"content_block": map[string]any{"type": "redacted_thinking", "data": th.Redacted}})
-		} else {
-			s.event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
-				"content_block": map[string]any{"type": "thinking", "thinking": ""}})
-			for _, p := range pieces(th.Text, 3) {
-				s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
-					"delta": map[string]any{"type": "thinking_delta", "thinking": p}})
-			}
-			s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
-				"delta": map[string]any{"type": "signature_delta", "signature": Signature(th.Text)}})
+			block(map[string]any{"type": "redacted_thinking", "data": th.Redacted})
+			continue
 		}
-		s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
-		index++
+		block(map[string]any{"type": "thinking", "thinking": ""}, append(deltas("thinking_delta", "thinking", th.Text),
+			map[string]any{"type": "signature_delta", "signature": Signature(th.Text)})...)
 	}
 	if r.Text != "" {
-		s.event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
-			"content_block": map[string]any{"type": "text", "text": ""}})
-		for _, p := range pieces(r.Text, 3) {
-			s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
-				"delta": map[string]any{"type": "text_delta", "text": p}})
-		}
-		s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
-		index++
+		block(map[string]any{"type": "text", "text": ""}, deltas("text_delta", "text", r.Text)...)
 	}
 	for i, tc := range r.ToolCalls {
-		s.event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
-			"content_block": map[string]any{"type": "tool_use", "id": anthropicToolID(tc, i), "name": tc.Name, "input": map[string]any{}}})
-		for _, p := range pieces(string(toolInput(tc.Arguments)), 3) {
-			s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
-				"delta": map[string]any{"type": "input_json_delta", "partial_json": p}})
-		}
-		s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
-		index++
+		block(map[string]any{"type": "tool_use", "id": toolID(tc, i), "name": tc.Name, "input": map[string]any{}},
+			deltas("input_json_delta", "partial_json", string(toolInput(tc.Arguments)))...)
 	}
-	s.event("message_delta", map[string]any{"type": "message_delta",
+	send(map[string]any{"type": "message_delta",
 		"delta": map[string]any{"stop_reason": anthropicStop(r), "stop_sequence": nil},
 		"usage": map[string]any{"output_tokens": r.Usage.Output}})
-	s.event("message_stop", map[string]any{"type": "message_stop"})
+	send(map[string]any{"type": "message_stop"})
+	return evs
 }
 
 // Signature is the seal the fake Anthropic server puts on a thinking

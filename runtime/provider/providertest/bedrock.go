@@ -401,45 +401,24 @@ func (bedrockProtocol) write(w http.ResponseWriter, req map[string]any, r Reply)
 		writeBedrockStream(w, model, r, usage)
 		return
 	}
-	content := []any{}
-	for _, th := range r.Thinking {
-		if th.Redacted != "" {
-			content = append(content, map[string]any{"type": "redacted_thinking", "data": th.Redacted})
-		} else {
-			content = append(content, map[string]any{"type": "thinking", "thinking": th.Text, "signature": Signature(th.Text)})
-		}
-	}
-	if r.Text != "" || len(r.ToolCalls) == 0 {
-		content = append(content, map[string]any{"type": "text", "text": r.Text})
-	}
-	for i, tc := range r.ToolCalls {
-		content = append(content, map[string]any{
-			"type": "tool_use", "id": bedrockToolID(tc, i), "name": tc.Name, "input": toolInput(tc.Arguments),
-		})
-	}
 	w.Header().Set("X-Amzn-Bedrock-Input-Token-Count", fmt.Sprint(usage["input_tokens"]))
 	w.Header().Set("X-Amzn-Bedrock-Output-Token-Count", fmt.Sprint(r.Usage.Output))
-	writeJSON(w, http.StatusOK, map[string]any{
-		"id":            "msg_bdrk_fake",
-		"type":          "message",
-		"role":          "assistant",
-		"model":         model,
-		"content":       content,
-		"stop_reason":   anthropicStop(r),
-		"stop_sequence": nil,
-		"usage":         usage,
-	})
+	writeJSON(w, http.StatusOK, anthropicMessage("msg_bdrk_fake", model, r, bedrockToolID))
 }
 
 // writeBedrockStream sends the messages API's events of r, each as the
-// bytes of a Bedrock "chunk" event.
+// bytes of a Bedrock "chunk" event, the last with the invocation metrics.
 func writeBedrockStream(w http.ResponseWriter, model string, r Reply, usage map[string]any) {
 	w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
 	w.Header().Set("X-Amzn-Bedrock-Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	f, _ := w.(http.Flusher)
 	enc := eventstream.NewEncoder()
-	send := func(ev map[string]any) {
+	evs := anthropicEvents("msg_bdrk_fake", model, r, bedrockToolID)
+	evs[len(evs)-1]["amazon-bedrock-invocationMetrics"] = map[string]any{
+		"inputTokenCount": usage["input_tokens"], "outputTokenCount": r.Usage.Output, "invocationLatency": 420, "firstByteLatency": 180,
+	}
+	for _, ev := range evs {
 		raw, _ := json.Marshal(ev)
 		payload, _ := json.Marshal(map[string][]byte{"bytes": raw}) // base64, as Bedrock sends it
 		var h eventstream.Headers
@@ -450,53 +429,6 @@ func writeBedrockStream(w http.ResponseWriter, model string, r Reply, usage map[
 			f.Flush()
 		}
 	}
-	startUsage := map[string]any{}
-	for k, v := range usage {
-		startUsage[k] = v
-	}
-	startUsage["output_tokens"] = 1
-	send(map[string]any{"type": "message_start", "message": map[string]any{
-		"id": "msg_bdrk_fake", "type": "message", "role": "assistant", "model": model,
-		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": startUsage,
-	}})
-	index := 0
-	for _, th := range r.Thinking {
-		if th.Redacted != "" {
-			send(map[string]any{"type": "content_block_start", "index": index,
-				"content_block": map[string]any{"type": "redacted_thinking", "data": th.Redacted}})
-		} else {
-			send(map[string]any{"type": "content_block_start", "index": index, "content_block": map[string]any{"type": "thinking", "thinking": ""}})
-			for _, p := range pieces(th.Text, 3) {
-				send(map[string]any{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": "thinking_delta", "thinking": p}})
-			}
-			send(map[string]any{"type": "content_block_delta", "index": index,
-				"delta": map[string]any{"type": "signature_delta", "signature": Signature(th.Text)}})
-		}
-		send(map[string]any{"type": "content_block_stop", "index": index})
-		index++
-	}
-	if r.Text != "" {
-		send(map[string]any{"type": "content_block_start", "index": index, "content_block": map[string]any{"type": "text", "text": ""}})
-		for _, p := range pieces(r.Text, 3) {
-			send(map[string]any{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": "text_delta", "text": p}})
-		}
-		send(map[string]any{"type": "content_block_stop", "index": index})
-		index++
-	}
-	for i, tc := range r.ToolCalls {
-		send(map[string]any{"type": "content_block_start", "index": index,
-			"content_block": map[string]any{"type": "tool_use", "id": bedrockToolID(tc, i), "name": tc.Name, "input": map[string]any{}}})
-		for _, p := range pieces(string(toolInput(tc.Arguments)), 3) {
-			send(map[string]any{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": "input_json_delta", "partial_json": p}})
-		}
-		send(map[string]any{"type": "content_block_stop", "index": index})
-		index++
-	}
-	send(map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": anthropicStop(r), "stop_sequence": nil},
-		"usage": map[string]any{"output_tokens": r.Usage.Output}})
-	send(map[string]any{"type": "message_stop", "amazon-bedrock-invocationMetrics": map[string]any{
-		"inputTokenCount": usage["input_tokens"], "outputTokenCount": r.Usage.Output, "invocationLatency": 420, "firstByteLatency": 180,
-	}})
 }
 
 // AnthropicBlocks returns the content blocks of an Anthropic (or Bedrock
