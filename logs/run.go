@@ -489,7 +489,7 @@ func ListWith(root string, opts ListOptions) ([]Summary, error) {
 		return nil, err
 	}
 	removeStaleStaging(root, staging, time.Now())
-	l := &lister{root: root, runs: runs, opts: opts, workers: min(len(runs), listWorkers())}
+	l := &lister{root: root, runs: runs, opts: opts}
 	return l.list(), nil
 }
 
@@ -497,119 +497,122 @@ func ListWith(root string, opts ListOptions) ([]Summary, error) {
 // system calls, and waits on a cold cache or a network file system.
 func listWorkers() int { return min(max(runtime.GOMAXPROCS(0), 4), 16) }
 
-// A lister reads the logs of a listing from several goroutines, each
-// with a summarizer of its own. Worker k reads runs k, k+workers, ...:
-// it sends each run's summary from its first record, waits for the
-// caller's keep, which is called in order on the caller's goroutine, and
-// then reads and sends the end of the log of a run kept; so the caller
-// takes what it reads of run i from worker i%workers.
+// A lister fills sums[i] with the summary of runs[i], from several
+// goroutines, each with a summarizer of its own: worker k of n reads runs
+// k, k+n, k+2n, ... in turn. With a Keep, each worker tells the caller
+// when a run's first record is read (on heads[k]) and waits for keep's
+// answer (on keeps[k]) before it reads the end of its log, for a run kept
+// only; the caller takes run i's from worker i%n, so that it calls keep
+// in the order of the list.
 type lister struct {
-	root    string
-	runs    []runDir
-	opts    ListOptions
-	workers int
-}
-
-// listMsg is what a worker sends of a run: its summary from the first
-// record (or from Known), then, when it is kept, the end of its log.
-type listMsg struct {
-	s     Summary
-	known bool
-	end   ending
+	root string
+	runs []runDir
+	opts ListOptions
+	sums []Summary
+	// heads[k] says, for each run of worker k, whether Known answered
+	// for it; keeps[k] is keep's answer. Both are nil without a Keep.
+	heads, keeps []chan bool
+	done         chan struct{} // closed when the caller stops listening
 }
 
 func (l *lister) list() []Summary {
-	out := make([]Summary, 0, len(l.runs))
-	if l.workers == 0 {
-		return out
-	}
-	done := make(chan struct{})
-	defer close(done) // stops the workers if keep panics
-	msgs := make([]chan listMsg, l.workers)
-	keeps := make([]chan bool, l.workers)
-	for k := range msgs {
-		msgs[k], keeps[k] = make(chan listMsg, 4), make(chan bool, 1)
-		go l.work(k, msgs[k], keeps[k], done)
-	}
-	// waiting[k] is the summary in out whose end worker k sends next, or -1.
-	waiting := make([]int, l.workers)
-	for k := range waiting {
-		waiting[k] = -1
-	}
-	for i := range l.runs {
-		k := i % l.workers
-		if j := waiting[k]; j >= 0 {
-			out[j].complete((<-msgs[k]).end)
-			waiting[k] = -1
+	n := min(len(l.runs), listWorkers())
+	l.sums = make([]Summary, len(l.runs))
+	l.done = make(chan struct{})
+	defer close(l.done) // stops the workers if keep panics
+	if l.opts.Keep != nil {
+		l.heads, l.keeps = make([]chan bool, n), make([]chan bool, n)
+		for k := range n {
+			l.heads[k], l.keeps[k] = make(chan bool, 4), make(chan bool, 1)
 		}
-		m := <-msgs[k]
-		if m.known {
-			out = append(out, m.s)
+	}
+	var wg sync.WaitGroup
+	for k := range n {
+		wg.Go(func() { l.work(k, n) })
+	}
+	if l.opts.Keep == nil {
+		wg.Wait()
+		return l.sums
+	}
+	dropped := make([]bool, len(l.runs))
+	for i := range l.runs {
+		k := i % n
+		if known := <-l.heads[k]; known {
 			continue
 		}
-		kept := true
-		if l.opts.Keep != nil {
-			kept = l.opts.Keep(m.s)
-			keeps[k] <- kept
+		kept := l.opts.Keep(l.sums[i])
+		if !kept {
+			l.sums[i], dropped[i] = Summary{}, true // not held while the rest is read
 		}
-		if kept {
-			out = append(out, m.s)
-			if m.s.Err == nil {
-				waiting[k] = len(out) - 1
-			}
+		l.keeps[k] <- kept
+	}
+	wg.Wait()
+	out := l.sums[:0]
+	for i, s := range l.sums {
+		if !dropped[i] {
+			out = append(out, s)
 		}
 	}
-	for k, j := range waiting {
-		if j >= 0 {
-			out[j].complete((<-msgs[k]).end)
-		}
-	}
+	clear(l.sums[len(out):])
 	return out
 }
 
-// work is worker k: see lister.
-func (l *lister) work(k int, msgs chan<- listMsg, keeps <-chan bool, done <-chan struct{}) {
+// work is worker k of n: see lister.
+func (l *lister) work(k, n int) {
 	z := newSummarizer()
-	for i := k; i < len(l.runs); i += l.workers {
-		if !l.read(z, l.runs[i], msgs, keeps, done) {
+	for i := k; i < len(l.runs); i += n {
+		if !l.read(z, k, i) {
 			return
 		}
 	}
 }
 
-// read reads run r for a worker, and sends what it read; it returns false
+// read summarises run i for worker k into l.sums[i]; it returns false
 // when the listing is over.
-func (l *lister) read(z *summarizer, r runDir, msgs chan<- listMsg, keeps <-chan bool, done <-chan struct{}) bool {
-	send := func(m listMsg) bool {
-		select {
-		case msgs <- m:
-			return true
-		case <-done:
-			return false
-		}
-	}
+func (l *lister) read(z *summarizer, k, i int) bool {
+	r := l.runs[i]
 	dir := filepath.Join(l.root, r.id)
 	if l.opts.Known != nil {
 		if s, ok := l.opts.Known(r.id, dir, r.log); ok {
-			return send(listMsg{s: s, known: true})
+			l.sums[i] = s
+			return l.tell(k, true)
 		}
 	}
 	lg, s := z.start(r.id, dir)
 	defer lg.close()
-	if !send(listMsg{s: s}) {
-		return false
-	}
-	if l.opts.Keep != nil {
+	l.sums[i] = s
+	if l.keeps != nil {
+		if !l.tell(k, false) {
+			return false
+		}
 		select {
-		case kept := <-keeps:
+		case kept := <-l.keeps[k]:
 			if !kept {
 				return true
 			}
-		case <-done:
+		case <-l.done:
 			return false
 		}
 	}
-	return s.Err != nil || send(listMsg{end: z.ending(lg)})
+	if s.Err == nil {
+		l.sums[i].complete(z.ending(lg))
+	}
+	return true
+}
+
+// tell tells the caller, when it calls keep, that worker k's next run is
+// read, and whether Known answered for it; it returns false when the
+// listing is over.
+func (l *lister) tell(k int, known bool) bool {
+	if l.heads == nil {
+		return true
+	}
+	select {
+	case l.heads[k] <- known:
+		return true
+	case <-l.done:
+		return false
+	}
 }
 
 // ending is what the end of a log says of its run.
@@ -729,16 +732,13 @@ func (z *summarizer) ending(lg *openLog) ending {
 	return ending{}
 }
 
-// lastRecord decodes the last record of lg, reading only
-// as much of its end as its last line needs. It checks the record as
-// Reader does: a line without its newline that is not a record is one
-// the run stopped while writing, and the record before it is the last; a
-// whole line that is not one is a *FormatError at its line. It returns
-// nil for a record of a kind from a newer minor version, which Reader
-// skips too.
+// lastRecord decodes the last record of lg, reading only as much of its
+// end as its last line needs: tailWindow bytes first, four times more
+// each time the line starts before them. It returns nil for a log of
+// blank lines, or whose last record is of a kind from a newer minor
+// version, which Reader skips too.
 func (z *summarizer) lastRecord(lg *openLog) (*Record, error) {
-	f, path, version, minor := lg.f, lg.path, lg.version, lg.minor
-	st, err := f.Stat()
+	st, err := lg.f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("logs: %w", err)
 	}
@@ -748,42 +748,43 @@ func (z *summarizer) lastRecord(lg *openLog) (*Record, error) {
 		if n := int(size - off); cap(z.tail) < n {
 			z.tail = make([]byte, n)
 		}
-		n, err := f.ReadAt(z.tail[:size-off], off)
+		n, err := lg.f.ReadAt(z.tail[:size-off], off)
 		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, &FormatError{Name: path, Msg: "reading its end", Err: err}
+			return nil, &FormatError{Name: lg.path, Msg: "reading its end", Err: err}
 		}
-		buf := z.tail[:n]
-		// The last line that is not blank, and whether its newline ends it.
-		end := len(bytes.TrimRightFunc(buf, unicode.IsSpace))
-		whole := bytes.IndexByte(buf[end:], '\n') >= 0
+		if rec, whole, err := z.lastIn(lg, z.tail[:n], off); whole {
+			return rec, err
+		}
+	}
+}
+
+// lastIn decodes the last record of buf, the end of lg from byte off,
+// checking it as Reader does: a last line without its newline that is
+// not a record is one the run stopped while writing, and the record
+// before it is the last; a whole line that is not one is a *FormatError
+// at its line. whole is false when the line starts before buf.
+func (z *summarizer) lastIn(lg *openLog, buf []byte, off int64) (rec *Record, whole bool, err error) {
+	end := len(buf)
+	for torn := false; ; torn = true {
+		// The last line before end that is not blank, and whether its
+		// newline ends it.
+		end = len(bytes.TrimRightFunc(buf[:end], unicode.IsSpace))
+		ended := bytes.IndexByte(buf[end:], '\n') >= 0
 		i := bytes.LastIndexByte(buf[:end], '\n')
 		switch {
 		case i < 0 && off > 0:
-			continue // the line starts before the window
+			return nil, false, nil
 		case end == 0:
-			return nil, nil // nothing but blank lines
+			return nil, true, nil // nothing but blank lines
 		}
-		rec, msg, err := checkLast(buf[i+1:end], version, minor)
+		rec, msg, err := checkLast(buf[i+1:end], lg.version, lg.minor)
 		switch {
 		case msg == "":
-			return rec, nil
-		case whole || i < 0:
-			return nil, &FormatError{Name: path, Line: z.lineAt(f, buf, off, i+1), Msg: msg, Err: err}
+			return rec, true, nil
+		case torn || ended || i < 0:
+			return nil, true, &FormatError{Name: lg.path, Line: z.lineAt(lg.f, buf, off, i+1), Msg: msg, Err: err}
 		}
-		// A torn last line: the record before it is the last.
-		end = len(bytes.TrimRightFunc(buf[:i], unicode.IsSpace))
-		j := bytes.LastIndexByte(buf[:end], '\n')
-		switch {
-		case j < 0 && off > 0:
-			continue
-		case end == 0:
-			return nil, nil
-		}
-		rec, msg, err = checkLast(buf[j+1:end], version, minor)
-		if msg != "" {
-			return nil, &FormatError{Name: path, Line: z.lineAt(f, buf, off, j+1), Msg: msg, Err: err}
-		}
-		return rec, nil
+		end = i // a torn last line: the record before it is the last
 	}
 }
 
