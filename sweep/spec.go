@@ -21,6 +21,7 @@ import (
 
 	"github.com/lllm-go/lllm/internal/registry"
 	"github.com/lllm-go/lllm/internal/suggest"
+	"github.com/lllm-go/lllm/internal/yamldup"
 	"github.com/lllm-go/lllm/runtime/config"
 	"github.com/lllm-go/lllm/runtime/provider"
 )
@@ -252,7 +253,10 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 	// A key given twice in a map is one problem at its line; the first
 	// stands, so that the rest of the spec is still checked (decoding a
 	// map with a duplicate key would skip the whole map).
-	errs := dropDuplicateKeys(name, doc)
+	var errs []error
+	for _, k := range yamldup.Remove(doc) {
+		errs = append(errs, &config.Error{File: name, Line: k.Node.Line, Column: k.Node.Column, Msg: k.Message()})
+	}
 	// Take axes and zip out, keeping their order; decode the rest strictly.
 	rest := &yaml.Node{Kind: yaml.MappingNode}
 	for i := 0; i+1 < len(doc.Content); i += 2 {
@@ -309,34 +313,6 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 		return nil, &SpecError{errors.Join(errs...)}
 	}
 	return s, nil
-}
-
-// dropDuplicateKeys reports each key written twice in a map of n, at any
-// depth, at the line of its repeat, as a tactic config's loader does, and
-// removes the repeat from n.
-func dropDuplicateKeys(file string, n *yaml.Node) []error {
-	var errs []error
-	if n.Kind == yaml.MappingNode {
-		first := map[string]int{} // key -> line
-		kept := n.Content[:0]
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i]
-			if k.Kind == yaml.ScalarNode && k.Tag != "!!merge" {
-				if line, ok := first[k.Value]; ok {
-					errs = append(errs, &config.Error{File: file, Line: k.Line, Column: k.Column,
-						Msg: fmt.Sprintf("duplicate key %q (first at line %d)", k.Value, line)})
-					continue
-				}
-				first[k.Value] = k.Line
-			}
-			kept = append(kept, k, n.Content[i+1])
-		}
-		n.Content = kept
-	}
-	for _, c := range n.Content {
-		errs = append(errs, dropDuplicateKeys(file, c)...)
-	}
-	return errs
 }
 
 // providerKeys reports each key of the provider_concurrency map v that

@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lllm-go/lllm/internal/jsontext"
+	"github.com/lllm-go/lllm/internal/yamldup"
 )
 
 // maxNodes bounds the values one YAML document may expand to, so that
@@ -151,13 +152,18 @@ func (l *loader) resolve(name string, data []byte, chain []string) (doc, error) 
 	if err != nil {
 		return doc{}, err
 	}
+	dups := yamldup.Remove(root)
 	cv := &converter{file: name}
 	v, pt, err := cv.value(root, 0)
 	if err != nil {
 		return doc{}, err
 	}
-	if len(cv.dups) > 0 {
-		return doc{}, errors.Join(sortedErrors(cv.dups)...)
+	if len(dups) > 0 {
+		errs := make([]error, len(dups))
+		for i, k := range dups {
+			errs[i] = cv.at(k.Node).errorf("%s", k.Message())
+		}
+		return doc{}, errors.Join(errs...)
 	}
 	var tree map[string]any
 	switch v := v.(type) {
@@ -316,11 +322,11 @@ func yamlError(name string, data []byte, err error) error {
 }
 
 // converter turns yaml.v3 nodes into generic values (map[string]any,
-// []any and scalars) with their positions.
+// []any and scalars) with their positions. Remove the duplicate keys
+// first (yamldup.Remove): of a key written twice, the last would win.
 type converter struct {
 	file  string
 	nodes int
-	dups  []*Error // duplicate keys, all reported
 }
 
 func (c *converter) at(n *yaml.Node) pos { return pos{file: c.file, line: n.Line, col: n.Column} }
@@ -390,10 +396,6 @@ func (c *converter) mapping(n *yaml.Node, depth int) (any, *posTree, error) {
 		}
 		if k.Kind != yaml.ScalarNode {
 			return nil, nil, c.at(k).errorf("mapping keys must be plain strings")
-		}
-		if prev, dup := t.keys[k.Value]; dup {
-			c.dups = append(c.dups, c.at(k).errorf("duplicate key %q (first at line %d)", k.Value, prev.at.line))
-			continue
 		}
 		val, vt, err := c.value(v, depth+1)
 		if err != nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/lllm-go/lllm/internal/yamldup"
 )
 
 // Set overrides one value of the resolved config, as for
@@ -78,10 +80,11 @@ func parseValue(s string) (any, error) {
 	if literal(root) {
 		return s, nil
 	}
+	dups := yamldup.Remove(root)
 	cv := &converter{}
 	v, _, err := cv.value(root, 0)
-	if err == nil && len(cv.dups) > 0 {
-		err = cv.dups[0]
+	if err == nil && len(dups) > 0 {
+		err = cv.at(dups[0].Node).errorf("%s", dups[0].Message())
 	}
 	return v, err
 }
