@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/lllm-go/lllm/logs"
+	"github.com/lllm-go/lllm/replay"
 )
 
 // runSum names a run in Records.runs.
@@ -75,7 +76,10 @@ func (s *Sweep) unrecordedSpending() (usd float64, tokens int) {
 }
 
 // loggedSpending sums the model calls of the log at path, as far as it
-// can be read: a log cut short by a crash counts what it holds.
+// can be read: a log cut short by a crash counts what it holds. A
+// replay's log counts nothing: its calls were served from the recording
+// (which holds what they cost when recorded), and lllm replay writes it
+// beside the run it replayed, into the sweep's runs/.
 func loggedSpending(path string) (usd float64, tokens int) {
 	r, err := logs.OpenFile(path)
 	if err != nil {
@@ -86,6 +90,9 @@ func loggedSpending(path string) (usd float64, tokens int) {
 		rec, err := r.Next()
 		if err != nil { // io.EOF, or a line that does not parse
 			return usd, tokens
+		}
+		if st := rec.RunStart; st != nil && st.Labels[replay.LabelReplayOf] != "" {
+			return 0, 0
 		}
 		if mc := rec.ModelCall; mc != nil {
 			usd += mc.USD
