@@ -321,7 +321,8 @@ func (x *execution) runSample(ctx context.Context, ropts tactics.RunOptions, sm 
 			sctx, cancel = context.WithTimeout(sctx, spec.Timeout)
 		}
 		begin := time.Now()
-		res, err := r.Run(sctx, sm.row.Task)
+		res, err := r.RunLabeled(sctx, sm.row.Task, map[string]string{
+			LabelSweep: spec.name(), LabelCell: sm.cell.Hash, LabelRow: sm.row.ID, LabelRepeat: strconv.Itoa(sm.repeat)})
 		latency := time.Since(begin)
 		timedOut := errors.Is(sctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 		cancel()

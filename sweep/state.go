@@ -36,6 +36,16 @@ const (
 	RunsDir = "runs"
 )
 
+// The labels of a sample's run log (run_start.labels), which lllm runs
+// --label filters on: the sweep's name, the cell's hash, the row's id and
+// the repeat (from 0).
+const (
+	LabelSweep  = "sweep"
+	LabelCell   = "cell"
+	LabelRow    = "row"
+	LabelRepeat = "repeat"
+)
+
 // Record is one finished sample, as stored.
 type Record struct {
 	Cell     string `json:"cell"`

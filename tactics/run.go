@@ -153,6 +153,13 @@ func Prepare(ctx context.Context, cfg *config.Config, opts RunOptions) (*Runner,
 // is always finished), with a nil error; an error means the log could not
 // be created or finished.
 func (r *Runner) Run(ctx context.Context, task string) (*Result, error) {
+	return r.RunLabeled(ctx, task, nil)
+}
+
+// RunLabeled is Run with labels for this run's log besides those of the
+// RunOptions it was prepared with (which it overrides key by key): a
+// sweep labels each sample's run with its sweep, cell, row and repeat.
+func (r *Runner) RunLabeled(ctx context.Context, task string, labels map[string]string) (*Result, error) {
 	cfg := r.cfg
 	// The factory already accepted these params in Prepare; a fresh
 	// tactic per run keeps runs apart even for a tactic with state.
@@ -165,6 +172,13 @@ func (r *Runner) Run(ctx context.Context, task string) (*Result, error) {
 		return nil, &ConfigError{err}
 	}
 	start.Labels, start.Prompts = r.opts.Labels, r.texts
+	if len(labels) > 0 {
+		start.Labels = maps.Clone(r.opts.Labels)
+		if start.Labels == nil {
+			start.Labels = map[string]string{}
+		}
+		maps.Copy(start.Labels, labels)
+	}
 	w, run, err := logs.Create(r.root, start, logs.Options{})
 	if err != nil {
 		return nil, err

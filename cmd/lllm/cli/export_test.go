@@ -482,7 +482,8 @@ func TestExport(t *testing.T) {
 		vals, lines, _ := exportLines(t, "--sweep", f.sweepDir, "--where", "mentions=1", "--metadata")
 		fr := recs["fr"]
 		want := map[string]any{"sweep": "capitals", "cell": fr.Cell, "settings": map[string]any{"global.model_args.temperature": 0.0}, "row": "fr", "repeat": 0.0, "scores": map[string]any{"mentions": 1.0},
-			"run_id": fr.RunID, "owner": "assistant", "alias": "main", "tactic": "chat", "status": "ok"}
+			"run_id": fr.RunID, "owner": "assistant", "alias": "main", "tactic": "chat", "status": "ok",
+			"labels": map[string]any{"sweep": "capitals", "cell": fr.Cell, "row": "fr", "repeat": "0"}}
 		md := vals[0]["metadata"].(map[string]any)
 		delete(md, "dialog")
 		if !exportSame(md, want) {
