@@ -310,9 +310,36 @@ func resolve(root, ref string) (string, error) {
 		if st, err := os.Stat(ref); err == nil && st.IsDir() {
 			return "", fmt.Errorf("logs: %s is not a run directory: it has no %s (if it is a log root, pass --log-dir %s)", ref, EventsFile, shellQuote(ref))
 		}
+		if dir := inSweep(root, ref); dir != "" {
+			return "", fmt.Errorf("logs: no run %q under %s, but a sweep's run %s is there: pass --log-dir %s, or the run's directory", ref, root, dir, shellQuote(filepath.Dir(dir)))
+		}
 		return "", fmt.Errorf("logs: no run %q under %s (see `lllm runs --log-dir %s`)", ref, root, shellQuote(root))
 	}
 	return "", &AmbiguousError{Ref: ref, Root: root, IDs: matches}
+}
+
+// inSweep is the directory of the one run that ref names among the run
+// logs of the sweeps under root (ROOT/sweeps/NAME/runs, where lllm sweep
+// writes them), or "" when none or several does. Only a reference no run
+// of root matched looks there.
+func inSweep(root, ref string) string {
+	sweeps, _ := filepath.Glob(filepath.Join(root, "sweeps", "*", "runs"))
+	found := ""
+	for _, dir := range sweeps {
+		ids, err := runIDs(dir)
+		if err != nil {
+			continue
+		}
+		for _, id := range ids {
+			if id == ref || strings.HasPrefix(id, ref) || strings.HasSuffix(id, ref) {
+				if found != "" {
+					return ""
+				}
+				found = filepath.Join(dir, id)
+			}
+		}
+	}
+	return found
 }
 
 // AmbiguousError is Open's error for a prefix or suffix of more than one
