@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -260,7 +261,7 @@ func (h *Handler) getTree(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	ix, _, err := h.runIndex(r.Context(), r.PathValue("run"))
+	ix, runID, err := h.runIndex(r.Context(), r.PathValue("run"))
 	if err != nil {
 		fail(w, err)
 		return
@@ -270,11 +271,12 @@ func (h *Handler) getTree(w http.ResponseWriter, r *http.Request) {
 	list := ix.roots
 	parent := r.URL.Query().Get("parent")
 	if parent != "" {
-		n := ix.nodes[parent]
-		if n == nil {
-			fail(w, errorf(http.StatusNotFound, "run %s has no dialog %q", r.PathValue("run"), parent))
+		n, err := ix.dialog(runID, parent)
+		if err != nil {
+			fail(w, err)
 			return
 		}
+		parent = n.ID
 		list = n.children
 	}
 	p := treePage{Parent: parent, Total: len(list), Offset: offset, Nodes: []nodeJSON{}}
@@ -311,19 +313,44 @@ func (h *Handler) getDialog(w http.ResponseWriter, r *http.Request) {
 // dialogNode finds the request's run and dialog; on success the index is
 // read-locked and the caller unlocks it.
 func (h *Handler) dialogNode(w http.ResponseWriter, r *http.Request) (*index, *node, bool) {
-	ix, _, err := h.runIndex(r.Context(), r.PathValue("run"))
+	ix, runID, err := h.runIndex(r.Context(), r.PathValue("run"))
 	if err != nil {
 		fail(w, err)
 		return nil, nil, false
 	}
 	ix.mu.RLock()
-	n := ix.nodes[r.PathValue("dialog")]
-	if n == nil {
+	n, err := ix.dialog(runID, r.PathValue("dialog"))
+	if err != nil {
 		ix.mu.RUnlock()
-		fail(w, errorf(http.StatusNotFound, "run %s has no dialog %q", r.PathValue("run"), r.PathValue("dialog")))
+		fail(w, err)
 		return nil, nil, false
 	}
 	return ix, n, true
+}
+
+// dialog finds the dialog id names in the run runID: its whole id, or a
+// unique prefix of one, as lllm tree shows it ([1f3a9c2e]) and lllm show
+// takes it. Under ix.mu, read-locked.
+func (ix *index) dialog(runID, id string) (*node, error) {
+	if n := ix.nodes[id]; n != nil {
+		return n, nil
+	}
+	var found []string
+	if id != "" {
+		for full := range ix.nodes {
+			if strings.HasPrefix(full, id) {
+				found = append(found, full)
+			}
+		}
+	}
+	switch len(found) {
+	case 1:
+		return ix.nodes[found[0]], nil
+	case 0:
+		return nil, errorf(http.StatusNotFound, "run %s has no dialog %q: name a dialog by its id, or a unique prefix of one", runID, id)
+	}
+	slices.Sort(found)
+	return nil, errorf(http.StatusBadRequest, "%q matches %d dialogs of run %s (%s): give more of an id", id, len(found), runID, strings.Join(found, ", "))
 }
 
 // messageJSON is one message of a transcript page.
