@@ -15,9 +15,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lllm-go/lllm/contextmgr"
 	"github.com/lllm-go/lllm/runtime/conversation"
 	"github.com/lllm-go/lllm/runtime/server"
 )
+
+// preloadTokens builds the encoding a model's tokens are counted with;
+// lllm serve calls it for each agent's model when it starts.
+var preloadTokens = contextmgr.Preload
 
 // DefaultServeAddr is where lllm serve listens and lllm chat connects by
 // default: loopback only.
@@ -188,6 +193,12 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 		runLogs = logDir
 	}
 	fmt.Fprintf(out, "lllm serve: listening on http://%s (agents: %s; data dir: %s; run logs: %s)\n", ln.Addr(), strings.Join(names, ", "), dataDir, runLogs)
+	// The first turn's token counts would build the tokenizer's encoding
+	// (a second or two on a slow machine, paid by the first reply after
+	// every start): build it now, while the server waits for clients.
+	for _, a := range cfg.Agents {
+		go preloadTokens(a.ModelName)
+	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	select {
