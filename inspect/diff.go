@@ -217,6 +217,22 @@ func Compare(a, b *Tree) (*Diff, error) {
 		Dialogs:     []DialogDiff{},
 		Total:       newCostDelta(a.Total(), b.Total()),
 	}
+	d.compareRuns(a, b)
+	d.Divergences = append(d.Divergences, dropKeptReplies(d.compareDialogs(a, b))...)
+	d.Identical = d.A.Tactic == d.B.Tactic && d.A.Status == d.B.Status &&
+		d.Task == nil && len(d.Config) == 0 && d.Result == nil && len(d.Divergences) == 0 && len(d.OnlyA) == 0 &&
+		len(d.OnlyB) == 0 && d.Total.Equal()
+	for i := range d.Dialogs {
+		if !d.Dialogs[i].Same() {
+			d.Identical = false
+		}
+	}
+	return d, nil
+}
+
+// compareRuns sets what differs between the runs of a and b as a whole:
+// their task, config and result.
+func (d *Diff) compareRuns(a, b *Tree) {
 	if a.Start != nil && b.Start != nil {
 		if ta, tb := compact(a.Start.Task), compact(b.Start.Task); ta != tb {
 			d.Task = &Change{A: ta, B: tb}
@@ -229,7 +245,21 @@ func Compare(a, b *Tree) (*Diff, error) {
 			d.ResultChanges = jsonChanges(xa, xb)
 		}
 	}
+}
 
+// foundDivergence is a divergence with when A's log wrote its message.
+type foundDivergence struct {
+	at   int64
+	v    Divergence
+	na   *Node
+	x, y *dialog.Message // A's and B's message at v.Index; nil for none
+}
+
+// compareDialogs matches the dialogs of a and b by Key, sets the dialogs
+// of d (matched, only in A, only in B) and returns the divergences of the
+// matched ones in A's log order; divergences at the same place (past the
+// end of dialogs of A) keep the order the dialogs appeared in.
+func (d *Diff) compareDialogs(a, b *Tree) []foundDivergence {
 	keysA, keysB := Keys(a), Keys(b)
 	byKeyB := make(map[Key]*Node, len(keysB))
 	for n, k := range keysB {
@@ -237,14 +267,7 @@ func Compare(a, b *Tree) (*Diff, error) {
 	}
 	match := make(map[*Node]*Node, len(a.Nodes)) // A's dialog to its match in B
 	matched := make(map[*Node]bool, len(b.Nodes))
-	// found are the divergences with when A's log wrote their message.
-	type found struct {
-		at   int64
-		v    Divergence
-		na   *Node
-		x, y *dialog.Message // A's and B's message at v.Index; nil for none
-	}
-	var fs []found
+	var fs []foundDivergence
 	// pairs holds every matched dialog of A's comparison with its match
 	// for their forks: nodes come parents first.
 	pairs := make(map[*Node]*pair, len(a.Nodes))
@@ -280,20 +303,24 @@ func Compare(a, b *Tree) (*Diff, error) {
 		}
 		v.ExtraA = max(0, p.lenA-max(i+1, p.lenB))
 		v.ExtraB = max(0, p.lenB-max(i+1, p.lenA))
-		fs = append(fs, found{divergedAt(na, i), v, na, x, y})
+		fs = append(fs, foundDivergence{divergedAt(na, i), v, na, x, y})
 	}
 	for _, nb := range b.Nodes {
 		if !matched[nb] {
 			d.OnlyB = append(d.OnlyB, Dialog{Key: keysB[nb], ID: nb.ID})
 		}
 	}
-	// In A's log order; divergences at the same place (past the end of
-	// dialogs of A) keep the order the dialogs appeared in.
-	slices.SortStableFunc(fs, func(x, y found) int { return cmp.Compare(x.at, y.at) })
-	// An agent's reply is written twice: in the working copy it was made
-	// in (ALIAS#N), then in the dialog that keeps it (ALIAS). When the
-	// keeping dialog diverges at that reply, it says again what its
-	// working copy's divergence, written first, says: it is left out.
+	slices.SortStableFunc(fs, func(x, y foundDivergence) int { return cmp.Compare(x.at, y.at) })
+	return fs
+}
+
+// dropKeptReplies returns the divergences of fs, but those that say again
+// what an earlier one says. An agent's reply is written twice: in the
+// working copy it was made in (ALIAS#N), then in the dialog that keeps it
+// (ALIAS). When the keeping dialog diverges at that reply, it says again
+// what its working copy's divergence, written first, says: it is left
+// out.
+func dropKeptReplies(fs []foundDivergence) []Divergence {
 	byNode := make(map[*Node]int, len(fs))
 	for i, f := range fs {
 		byNode[f.na] = i
@@ -304,20 +331,13 @@ func Compare(a, b *Tree) (*Diff, error) {
 			dup[i] = true
 		}
 	}
+	var out []Divergence
 	for i, f := range fs {
 		if !dup[i] {
-			d.Divergences = append(d.Divergences, f.v)
+			out = append(out, f.v)
 		}
 	}
-	d.Identical = d.A.Tactic == d.B.Tactic && d.A.Status == d.B.Status &&
-		d.Task == nil && len(d.Config) == 0 && d.Result == nil && len(d.Divergences) == 0 && len(d.OnlyA) == 0 &&
-		len(d.OnlyB) == 0 && d.Total.Equal()
-	for i := range d.Dialogs {
-		if !d.Dialogs[i].Same() {
-			d.Identical = false
-		}
-	}
-	return d, nil
+	return out
 }
 
 // structured says whether raw is a JSON object or array.
