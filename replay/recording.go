@@ -148,35 +148,44 @@ func Load(ctx context.Context, run *logs.Run) (*Recording, error) {
 		rec.calls = append(rec.calls, c)
 	}
 	rec.Warnings = r.Warnings()
-	// Messages are immutable and dialogs append-only, so each call's
-	// request is a prefix of its dialog's final messages.
-	for _, c := range rec.calls {
-		d := forest.Dialog(c.Dialog)
+	if err := rec.resolve(lengths); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// resolve sets each call's request and reply from the run's dialogs as
+// the log left them, lengths[c] being the length of c's dialog when c
+// was made. Messages are immutable and dialogs append-only, so each
+// call's request is a prefix of its dialog's final messages.
+func (r *Recording) resolve(lengths map[*Call]int) error {
+	for _, c := range r.calls {
+		d := r.forest.Dialog(c.Dialog)
 		if d == nil {
 			continue
 		}
 		msgs := d.Messages()
 		c.Request = msgs[:min(lengths[c], len(msgs))]
 		if ref := c.Record.Reply; ref != nil {
-			if rd := forest.Dialog(ref.Dialog); rd != nil && ref.Index < rd.Len() {
+			if rd := r.forest.Dialog(ref.Dialog); rd != nil && ref.Index < rd.Len() {
 				c.Reply = rd.At(ref.Index)
 			}
 		}
 		if c.Reply == nil && c.Record.Error == nil && c.Record.Reply == nil {
 			// A reply kept in no dialog (a summary): its text is inline,
 			// since format 1.3.
-			if c.Record.Text == "" && olderThan(start.Version, 1, 3) {
-				return nil, fmt.Errorf("replay: run %s was recorded with log format %s, which does not keep the text of a summary (model call %d at %s); replay needs a run recorded with format 1.3 or newer: run it again", run.ID, start.Version, c.Seq, where(c.Position))
+			if c.Record.Text == "" && olderThan(r.Start.Version, 1, 3) {
+				return fmt.Errorf("replay: run %s was recorded with log format %s, which does not keep the text of a summary (model call %d at %s); replay needs a run recorded with format 1.3 or newer: run it again", r.Run.ID, r.Start.Version, c.Seq, where(c.Position))
 			}
 			c.Summary = true
 			c.Reply = &dialog.Message{Role: dialog.RoleAssistant, Content: c.Record.Text, Modality: dialog.ModalityText,
 				Usage: c.Record.Usage, USD: c.Record.USD}
 		}
 		if c.Reply == nil && c.Record.Error == nil {
-			return nil, fmt.Errorf("replay: run %s: model call %d at %s has neither a reply nor an error in the log", run.ID, c.Seq, where(c.Position))
+			return fmt.Errorf("replay: run %s: model call %d at %s has neither a reply nor an error in the log", r.Run.ID, c.Seq, where(c.Position))
 		}
 	}
-	return rec, nil
+	return nil
 }
 
 // Calls returns the recorded calls in log order.
