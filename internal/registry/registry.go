@@ -214,7 +214,12 @@ func (e *NotFoundError) Error() string {
 	if e.Suggestion != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", e.Suggestion)
 	}
-	return fmt.Sprintf("%s; registered %s: %s", msg, e.Plural, strings.Join(e.Known, ", "))
+	msg = fmt.Sprintf("%s; registered %s: %s", msg, e.Plural, strings.Join(e.Known, ", "))
+	if e.Suggestion == "" {
+		// Not a typo, most likely: a name some Go package registers.
+		msg += fmt.Sprintf(" (a Go package's %s are known only to a program that imports it: see \"Your own tactics\" in README.md)", e.Plural)
+	}
+	return msg
 }
 
 // Is reports whether target is the registry's sentinel error.

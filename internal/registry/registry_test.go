@@ -72,7 +72,7 @@ func TestUnlisted(t *testing.T) {
 		t.Errorf("Lookup(conversation) = %d, %q, %v", v, full, err)
 	}
 	_, _, err := r.Lookup("conversatio")
-	if err == nil || err.Error() != `unknown tactic "conversatio"; registered tactics: chat` {
+	if err == nil || !strings.HasPrefix(err.Error(), `unknown tactic "conversatio"; registered tactics: chat (`) {
 		t.Errorf("Lookup(conversatio) = %v, want chat alone listed and nothing suggested", err)
 	}
 	if names := r.Names(); strings.Join(names, ",") != "chat,conversation" {
@@ -80,8 +80,22 @@ func TestUnlisted(t *testing.T) {
 	}
 	r.Delete("conversation")
 	r.MustRegister("conversation", 4)
-	if _, _, err := r.Lookup("x"); err == nil || !strings.HasSuffix(err.Error(), "registered tactics: chat, conversation") {
+	if _, _, err := r.Lookup("x"); err == nil || !strings.Contains(err.Error(), "registered tactics: chat, conversation (") {
 		t.Errorf("a name deleted and registered again stays unlisted: %v", err)
+	}
+}
+
+// A name nothing like a registered one is most likely a Go package's:
+// the error says which program knows it; a typo's does not.
+func TestNotFoundHintsAtPackages(t *testing.T) {
+	r := New[int]("tool", "tools", nil)
+	r.MustRegister("calculator", 1)
+	const hint = "a Go package's tools are known only to a program that imports it"
+	if _, _, err := r.Lookup("arith"); err == nil || !strings.Contains(err.Error(), hint) {
+		t.Errorf("Lookup(arith) = %v, want the hint %q", err, hint)
+	}
+	if _, _, err := r.Lookup("calculater"); err == nil || strings.Contains(err.Error(), hint) {
+		t.Errorf("Lookup(calculater) = %v, want a suggestion without the hint", err)
 	}
 }
 
