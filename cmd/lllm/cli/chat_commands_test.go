@@ -21,38 +21,6 @@ import (
 // The slash commands /search, /read, /delete and what /history shows of
 // asks and aborted runs, against a real server on 127.0.0.1.
 
-// cmdConfig is an assistant on the mock: "ask me" asks a question,
-// "slow" streams a bit and then waits (ten minutes) on ask_user, so that
-// a run is in progress for as long as the test wants, "break" fails
-// (HTTP 401), anything else is echoed.
-const cmdConfig = `tactic_type: serve
-global: {model_name: mock/cmds}
-agent_configs:
-  - name: assistant
-    system_prompt: You help {sender}.
-    max_interrupt_steps: 1
-params:
-  ask_user_timeout: 10m
-mock:
-  latency: 5ms
-  rules:
-    - match: slow
-      reply:
-        text: "thinking it over"
-        tool_calls:
-          - name: ask_user
-            arguments: {question: "Shall I go on?"}
-    - match: "ask me"
-      reply:
-        tool_calls:
-          - name: ask_user
-            arguments: {question: "Which colour?"}
-    - match: "reaching the limit of tool calls"
-      reply: {text: "Thank you, I have noted that."}
-    - match: break
-      reply: {error: auth}
-`
-
 // cmdServer serves the config at cfgPath (or cmdConfig when empty) on
 // 127.0.0.1 and returns the server, its service and its data directory.
 func cmdServer(t *testing.T, cfgPath string) (*httptest.Server, *conversation.Service, string) {

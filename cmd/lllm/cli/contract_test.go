@@ -304,55 +304,12 @@ func ctWrite(t *testing.T, path, content string) {
 	}
 }
 
-// ctBuffer is a buffer one goroutine writes while another reads it.
-type ctBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *ctBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *ctBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // ctServe runs lllm serve with args (and --addr 127.0.0.1:0) until the
 // test ends, and returns the address it listens on.
 func ctServe(t *testing.T, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb ctBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- Execute(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), &out, &errb)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			t.Error("lllm serve did not stop")
-		}
-	})
-	listening := regexp.MustCompile(`listening on http://(\S+) `)
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if m := listening.FindStringSubmatch(out.String()); m != nil {
-			return m[1]
-		}
-		select {
-		case code := <-done:
-			t.Fatalf("lllm serve exited %d:\n%s\n%s", code, out.String(), errb.String())
-		default:
-		}
-	}
-	t.Fatalf("lllm serve did not say where it listens:\n%s\n%s", out.String(), errb.String())
-	return ""
+	url, _ := serveInProcess(t, args...)
+	return strings.TrimPrefix(url, "http://")
 }
 
 // ctInvocation is one way to run a command for real.

@@ -1,17 +1,13 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -21,101 +17,25 @@ import (
 	"github.com/lllm-go/lllm/runtime/server"
 )
 
-// killConfig serves one agent on the mock. The trigger "slow" makes a
-// reply that never finishes by itself: its text streams, then the model
-// calls ask_user, which waits ten minutes for an answer. A stream on it is
-// mid-reply for as long as the test wants.
-const killConfig = `tactic_type: serve
-global: {model_name: mock/kill}
-agent_configs:
-  - name: assistant
-    system_prompt: You help {sender}.
-params:
-  ask_user_timeout: 10m
-mock:
-  latency: 5ms
-  rules:
-    - match: slow
-      reply:
-        text: "PARTIAL-REPLY thinking it over, slowly"
-        tool_calls:
-          - name: ask_user
-            arguments: {question: "Shall I go on?"}
-`
-
 // servedProcess is an lllm serve process and its address.
 type servedProcess struct {
-	cmd    *exec.Cmd
-	url    string
-	stderr *syncBuffer
-	exited chan struct{} // closed when the process has exited
-	err    error         // the process's exit, once exited is closed
-}
-
-// wait waits for the process to exit and returns how it did.
-func (p *servedProcess) wait(t *testing.T) error {
-	t.Helper()
-	select {
-	case <-p.exited:
-		return p.err
-	case <-time.After(15 * time.Second):
-		t.Fatal("lllm serve did not exit")
-		return nil
-	}
+	*crashProc
+	url string
 }
 
 // startServe starts bin serve on a kernel-chosen loopback port and waits
 // for the line that names it.
 func startServe(t *testing.T, bin, config, dataDir string) *servedProcess {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--config", config, "--data-dir", dataDir)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &servedProcess{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string, 16)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
+	p := &servedProcess{crashProc: startCrashLLLM(t, bin, "", "serve", "--addr", "127.0.0.1:0", "--config", config, "--data-dir", dataDir)}
+	crashUntil(t, p.crashProc, "lllm serve says where it listens", func() bool {
+		m := serveListening.FindStringSubmatch(p.stdout.String())
+		if m != nil {
+			p.url = m[1]
 		}
-		close(lines)
-		p.err = cmd.Wait()
-		close(p.exited)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.exited:
-		default:
-			_ = cmd.Process.Kill()
-			<-p.exited
-		}
+		return m != nil
 	})
-	re := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
-	timeout := time.After(20 * time.Second)
-	for {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				t.Fatalf("lllm serve exited before listening:\n%s", p.stderr.String())
-			}
-			if m := re.FindStringSubmatch(line); m != nil {
-				p.url = m[1]
-				go func() { // keep the pipe drained
-					for range lines {
-					}
-				}()
-				return p
-			}
-		case <-timeout:
-			t.Fatalf("lllm serve did not say where it listens:\n%s", p.stderr.String())
-		}
-	}
+	return p
 }
 
 // openStream posts content to /v1/stream and returns the response, whose
@@ -192,7 +112,8 @@ func TestServeSIGKILLMidStream(t *testing.T) {
 	bin := buildLLLM(t)
 	dir := t.TempDir()
 	config := filepath.Join(dir, "serve.yaml")
-	if err := os.WriteFile(config, []byte(killConfig), 0o644); err != nil {
+	// "slow" streams "thinking it over", then waits on ask_user.
+	if err := os.WriteFile(config, []byte(cmdConfig), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	dataDir := filepath.Join(dir, "data")
@@ -220,19 +141,13 @@ func TestServeSIGKILLMidStream(t *testing.T) {
 		}
 		return ev.Type != "ask" && ev.Type != "end"
 	})
-	if err != nil || seen[len(seen)-1] != "ask" || !strings.Contains(partial.String(), "PARTIAL-REPLY") {
+	if err != nil || seen[len(seen)-1] != "ask" || !strings.Contains(partial.String(), "thinking it over") {
 		t.Fatalf("slow stream: events %v, text %q, err %v", seen, partial.String(), err)
 	}
 	if m := getMessages(t, p.url); !m.Running || !m.Pending {
 		t.Fatalf("the slow run is not in flight: running %v pending %v", m.Running, m.Pending)
 	}
-	if err := p.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	var ee *exec.ExitError
-	if werr := p.wait(t); !errors.As(werr, &ee) || ee.ExitCode() != -1 {
-		t.Fatalf("serve was not killed by a signal: %v", werr)
-	}
+	p.kill(t)
 	// The client sees the stream cut short, without an end event.
 	var after []string
 	_ = readEvents(resp.Body, func(ev conversation.Event) bool { after = append(after, ev.Type); return true })
@@ -245,7 +160,7 @@ func TestServeSIGKILLMidStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bytes.Contains(logData, []byte("PARTIAL-REPLY")) || bytes.Contains(logData, []byte("Shall I go on?")) {
+	if bytes.Contains(logData, []byte("thinking it over")) || bytes.Contains(logData, []byte("Shall I go on?")) {
 		t.Fatalf("the unfinished reply reached the log:\n%s", logData)
 	}
 
@@ -286,10 +201,7 @@ func TestServeSIGKILLMidStream(t *testing.T) {
 	}
 
 	// Ctrl-C stops the restarted server cleanly.
-	if err := q.cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.wait(t); err != nil {
-		t.Fatalf("serve after an interrupt: %v\n%s", err, q.stderr.String())
+	if code := q.signal(t, os.Interrupt); code != 0 {
+		t.Fatalf("serve exited %d after an interrupt:\n%s", code, q.stderr.String())
 	}
 }

@@ -1,14 +1,11 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
 )
 
 // servedRun is one run of lllm runs -o json, as these tests read it.
@@ -24,48 +21,6 @@ type servedRun struct {
 			InputTokens int `json:"input_tokens"`
 		} `json:"cost"`
 	} `json:"totals"`
-}
-
-// serveInProcess runs lllm serve with args on 127.0.0.1:0 and returns its
-// URL and a function that stops it (Ctrl-C) and returns its exit code
-// and stdout.
-func serveInProcess(t *testing.T, args ...string) (string, func() (int, string)) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	out, errb := &syncBuffer{}, &syncBuffer{}
-	done := make(chan int, 1)
-	go func() {
-		done <- Execute(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), out, errb)
-	}()
-	re := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
-	var url string
-	for deadline := time.Now().Add(10 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if m := re.FindStringSubmatch(out.String()); m != nil {
-			url = m[1]
-		}
-	}
-	stopped := false
-	stop := func() (int, string) {
-		stopped = true
-		cancel()
-		select {
-		case code := <-done:
-			return code, out.String()
-		case <-time.After(15 * time.Second):
-			t.Fatal("serve did not stop")
-			return 0, ""
-		}
-	}
-	t.Cleanup(func() {
-		if !stopped {
-			stop()
-		}
-	})
-	if url == "" {
-		stop()
-		t.Fatalf("no listening line: %q %q", out.String(), errb.String())
-	}
-	return url, stop
 }
 
 // servedRuns lists the runs under root with lllm runs -o json.

@@ -10,33 +10,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/lllm-go/lllm/runtime/conversation"
 	"github.com/lllm-go/lllm/runtime/server"
 )
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // serveFixture serves configs/serve.yaml on 127.0.0.1 with a data dir.
 func serveFixture(t *testing.T, dir string) *httptest.Server {
@@ -172,36 +152,13 @@ func TestChatErrors(t *testing.T) {
 
 func TestServeCommand(t *testing.T) {
 	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	out, errb := &syncBuffer{}, &syncBuffer{}
-	done := make(chan int, 1)
-	go func() {
-		done <- Execute(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--config", "../../../configs/serve.yaml", "--data-dir", dir}, out, errb)
-	}()
-	re := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
-	var url string
-	for deadline := time.Now().Add(10 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if m := re.FindStringSubmatch(out.String()); m != nil {
-			url = m[1]
-		}
-	}
-	if url == "" {
-		cancel()
-		t.Fatalf("no listening line: %q %q", out.String(), errb.String())
-	}
+	url, stop := serveInProcess(t, "--config", "../../../configs/serve.yaml", "--data-dir", dir)
 	code, cout, cerr := chatRun(t, "hello\n", "assistant", "--addr", url)
 	if code != 0 || !strings.Contains(cout, "assistant: mock reply to: hello") {
 		t.Fatalf("chat: %d %q %q", code, cout, cerr)
 	}
-	cancel() // Ctrl-C
-	select {
-	case code := <-done:
-		if code != 0 || !strings.Contains(out.String(), "lllm serve: stopped") {
-			t.Fatalf("serve exit %d: %q %q", code, out.String(), errb.String())
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not stop")
+	if code, out := stop(); code != 0 || !strings.Contains(out, "lllm serve: stopped") {
+		t.Fatalf("serve exit %d: %q", code, out)
 	}
 	// Restarted on the same data dir, the conversation is still there.
 	store, err := conversation.Open(dir, conversation.Options{})

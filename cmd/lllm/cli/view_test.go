@@ -1,66 +1,22 @@
 package cli
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 )
-
-// lockedBuffer is a bytes.Buffer safe to write from a command while the
-// test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 var viewURLPattern = regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+/`)
 
 func TestViewServesAndStops(t *testing.T) {
 	f := newFixture(t, t.TempDir())
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stdout, stderr lockedBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- Execute(ctx, []string{"view", "--log-dir", f.root, "--addr", "127.0.0.1:0", "--open=false"}, &stdout, &stderr)
-	}()
-
-	var url string
-	for deadline := time.Now().Add(10 * time.Second); url == ""; {
-		if url = viewURLPattern.FindString(stdout.String()); url != "" {
-			break
-		}
-		select {
-		case code := <-done:
-			t.Fatalf("view exited with %d before serving:\n%s\n%s", code, stdout.String(), stderr.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("view printed no URL:\n%s\n%s", stdout.String(), stderr.String())
-		}
-	}
-	if !strings.Contains(stdout.String(), "the runs under "+f.root) {
-		t.Errorf("view's first line: %q", stdout.String())
+	view, url := startLive(t, viewURLPattern, "view", "--log-dir", f.root, "--addr", "127.0.0.1:0", "--open=false")
+	if !strings.Contains(view.out.String(), "the runs under "+f.root) {
+		t.Errorf("view's first line: %q", view.out.String())
 	}
 
 	resp, err := http.Get(url + "api/runs")
@@ -88,17 +44,11 @@ func TestViewServesAndStops(t *testing.T) {
 		t.Fatalf("GET /: %d %s", resp.StatusCode, page)
 	}
 
-	cancel() // as Ctrl-C does
-	select {
-	case code := <-done:
-		if code != ExitOK {
-			t.Fatalf("view exited with %d after Ctrl-C:\n%s\n%s", code, stdout.String(), stderr.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("view did not stop after its context was cancelled")
+	if code := view.stop(t); code != ExitOK {
+		t.Fatalf("view exited with %d after Ctrl-C:\n%s\n%s", code, view.out.String(), view.err.String())
 	}
-	if !strings.Contains(stdout.String(), "lllm view: stopped") || stderr.String() != "" {
-		t.Errorf("after stopping:\nstdout %q\nstderr %q", stdout.String(), stderr.String())
+	if !strings.Contains(view.out.String(), "lllm view: stopped") || view.err.String() != "" {
+		t.Errorf("after stopping:\nstdout %q\nstderr %q", view.out.String(), view.err.String())
 	}
 	if _, err := http.Get(url + "api/runs"); err == nil {
 		t.Error("the viewer still answers after it stopped")
