@@ -56,7 +56,7 @@ func TestIdleConversationsHoldNoFile(t *testing.T) {
 // Every turn a Service runs, failed or not, leaves its conversation with
 // no open file.
 func TestServiceTurnsLeaveNoOpenFile(t *testing.T) {
-	const n = 20
+	const n = 50
 	calls := 0
 	m := &recorder{next: func(ctx context.Context, _ int, _ *provider.Request) (*provider.Response, error) {
 		calls++
