@@ -402,11 +402,7 @@ func TestEdgeEndEventFreesTheConversation(t *testing.T) {
 			}
 			return nil
 		}
-		done := make(chan error, 1)
-		go func() {
-			_, err := svc.Run(context.Background(), RunRequest{Agent: "assistant", Sender: "alice", Content: content}, emit)
-			done <- err
-		}()
+		done := runAsync(context.Background(), svc, RunRequest{Agent: "assistant", Sender: "alice", Content: content}, emit)
 		<-started
 		if content == "hang" {
 			for svc.Kill("assistant", "alice") != nil {

@@ -132,3 +132,14 @@ func (e *events) last() Event {
 func summarizeWith(s string) Summarizer {
 	return func(ctx context.Context, msgs []*dialog.Message) (string, error) { return s, nil }
 }
+
+// runAsync runs req on svc in the background, as svc.Run(ctx, req,
+// emit); the run's error arrives on the channel it returns.
+func runAsync(ctx context.Context, svc *Service, req RunRequest, emit func(Event) error) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := svc.Run(ctx, req, emit)
+		done <- err
+	}()
+	return done
+}

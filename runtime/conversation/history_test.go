@@ -178,11 +178,7 @@ func TestKilledRunIsNotedOnce(t *testing.T) {
 		t.Fatalf("unread %d, want 1", u)
 	}
 	ev := newEvents()
-	done := make(chan error, 1)
-	go func() {
-		_, err := svc.Run(context.Background(), RunRequest{Agent: "assistant", Sender: "alice", Content: "hang on"}, ev.emit)
-		done <- err
-	}()
+	done := runAsync(context.Background(), svc, RunRequest{Agent: "assistant", Sender: "alice", Content: "hang on"}, ev.emit)
 	for svc.Kill("assistant", "alice") != nil {
 		time.Sleep(time.Millisecond)
 	}
@@ -239,11 +235,7 @@ func TestKilledWhileAskingKeepsTheQuestion(t *testing.T) {
 	a := &recorder{next: askThenEcho}
 	svc := twoAgents(t, t.TempDir(), a, a, ServiceOptions{})
 	ev := newEvents()
-	done := make(chan error, 1)
-	go func() {
-		_, err := svc.Run(context.Background(), RunRequest{Agent: "assistant", Sender: "alice", Content: "pick"}, ev.emit)
-		done <- err
-	}()
+	done := runAsync(context.Background(), svc, RunRequest{Agent: "assistant", Sender: "alice", Content: "pick"}, ev.emit)
 	<-ev.ask
 	if err := svc.Kill("assistant", "alice"); err != nil {
 		t.Fatal(err)
@@ -461,11 +453,7 @@ func TestServiceDeleteAndMarkRead(t *testing.T) {
 	a := &recorder{next: askThenEcho}
 	svc := twoAgents(t, dir, a, a, ServiceOptions{})
 	ev := newEvents()
-	done := make(chan error, 1)
-	go func() {
-		_, err := svc.Run(context.Background(), RunRequest{Agent: "assistant", Sender: "alice", Content: "pick"}, ev.emit)
-		done <- err
-	}()
+	done := runAsync(context.Background(), svc, RunRequest{Agent: "assistant", Sender: "alice", Content: "pick"}, ev.emit)
 	<-ev.ask
 	if _, err := svc.Delete("assistant", "alice"); !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "kill") {
 		t.Fatalf("delete while running: %v", err)
@@ -600,11 +588,7 @@ func TestCancelledWhileAskingSaysWhy(t *testing.T) {
 	svc := twoAgents(t, t.TempDir(), a, a, ServiceOptions{})
 	ev := newEvents()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := svc.Run(ctx, RunRequest{Agent: "assistant", Sender: "alice", Content: "pick"}, ev.emit)
-		done <- err
-	}()
+	done := runAsync(ctx, svc, RunRequest{Agent: "assistant", Sender: "alice", Content: "pick"}, ev.emit)
 	<-ev.ask
 	cancel()
 	<-done

@@ -187,11 +187,7 @@ func TestRunLogOfAKilledRun(t *testing.T) {
 	}}
 	root := t.TempDir()
 	svc := twoAgents(t, t.TempDir(), a, a, ServiceOptions{LogDir: root})
-	done := make(chan error, 1)
-	go func() {
-		_, err := svc.Run(context.Background(), RunRequest{Agent: "assistant", Sender: "alice", Content: "take your time"}, nil)
-		done <- err
-	}()
+	done := runAsync(context.Background(), svc, RunRequest{Agent: "assistant", Sender: "alice", Content: "take your time"}, nil)
 	<-called
 	if err := svc.Kill("assistant", "alice"); err != nil {
 		t.Fatal(err)

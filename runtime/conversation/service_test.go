@@ -233,11 +233,7 @@ func TestKillDuringToolCallStoresNoReply(t *testing.T) {
 		t.Fatalf("kill with nothing running: %v", err)
 	}
 	ev := newEvents()
-	done := make(chan error, 1)
-	go func() {
-		_, err := svc.Run(context.Background(), RunRequest{Agent: "assistant", Sender: "alice", Content: "pick"}, ev.emit)
-		done <- err
-	}()
+	done := runAsync(context.Background(), svc, RunRequest{Agent: "assistant", Sender: "alice", Content: "pick"}, ev.emit)
 	<-ev.ask
 	if err := svc.Kill("assistant", "alice"); err != nil {
 		t.Fatal(err)
