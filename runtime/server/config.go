@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -227,7 +228,7 @@ func serveParamsOf(cfg *config.Config, out *Config) (serveParams, []error) {
 		}
 		return msg
 	}
-	for _, n := range sortedKeys(p.Agents) {
+	for _, n := range slices.Sorted(maps.Keys(p.Agents)) {
 		at := []string{"params", "agents", n}
 		if !slices.Contains(names, n) {
 			errs = append(errs, cfg.Errorf(at, "params.agents.%s: %s", n, notAgent(n)))
@@ -246,13 +247,4 @@ func serveParamsOf(cfg *config.Config, out *Config) (serveParams, []error) {
 		}
 	}
 	return p, errs
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

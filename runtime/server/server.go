@@ -261,11 +261,7 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, req *request, al
 		return false
 	}
 	for k := range fields {
-		ok := false
-		for _, a := range allowed {
-			ok = ok || k == a
-		}
-		if !ok {
+		if !slices.Contains(allowed, k) {
 			writeError(w, http.StatusBadRequest, "unknown_field", fmt.Sprintf("unknown field %q (this endpoint takes %s)", k, strings.Join(allowed, ", ")))
 			return false
 		}
@@ -302,8 +298,16 @@ func jsonKind(k reflect.Kind) string {
 func need(w http.ResponseWriter, req *request, names ...string) bool {
 	var missing []string
 	for _, n := range names {
-		v := map[string]string{"agent": req.Agent, "sender": req.Sender, "content": req.Content}[n]
-		if v == "" { // blank content is the service's empty_content
+		var v string
+		switch n {
+		case "agent":
+			v = req.Agent
+		case "sender":
+			v = req.Sender
+		case "content":
+			v = req.Content // blank content is the service's empty_content
+		}
+		if v == "" {
 			missing = append(missing, n)
 		}
 	}
