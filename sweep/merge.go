@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/lllm-go/lllm/internal/atomicfile"
 )
 
 // Merge combines the shards of a sweep into dir: the finished samples of
@@ -169,6 +171,9 @@ func mergeManifest(dir, src string) error {
 }
 
 // copyDir copies the files of src into dst, leaving files dst has alone.
+// Each file appears whole or not at all: it is copied beside its target
+// and renamed into place, so a failed or killed copy leaves no partial
+// file for later merges to keep.
 func copyDir(src, dst string) error {
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -188,19 +193,33 @@ func copyDir(src, dst string) error {
 		if _, err := os.Stat(target); err == nil {
 			return nil
 		}
-		in, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			out.Close()
-			return err
-		}
-		return out.Close()
+		return copyFile(p, target)
 	})
+}
+
+// copyFile copies the file src to a new file dst, whole or not at all.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp, err := atomicfile.CreateBeside(dst)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(tmp, in)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), dst)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+	}
+	return err
 }
