@@ -102,10 +102,10 @@ and no history. The run logs of the turns are the server's (see lllm serve).`,
 	return cmd
 }
 
-// chatClient talks to a lllm serve.
 // maxChatLine is the longest line lllm chat reads.
 const maxChatLine = 1 << 20
 
+// chatClient talks to a lllm serve.
 type chatClient struct {
 	base   string
 	token  string
@@ -142,50 +142,25 @@ type chatClient struct {
 // signal does elsewhere.
 var errInterrupted = &exitError{code: ExitError, errs: []error{errors.New("interrupted")}}
 
+// runChat checks the server and agent, then sends each line read and
+// prints the reply as it streams; a line that starts with / is a command.
 func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
-	token, err := tokenFrom(cmd, o.tokenEnv)
+	c, err := newChatClient(cmd, o, agent)
 	if err != nil {
 		return err
 	}
-	if err := conversation.CheckName("sender", o.sender); err != nil {
-		return usageErrorf(cmd, "--sender: %v", err)
-	}
-	base := o.addr
-	if !strings.Contains(base, "://") {
-		base = "http://" + base
-	}
-	u, err := url.Parse(base)
-	if err == nil && u.Port() != "" {
-		err = checkPort(u.Port())
-	}
-	if err != nil {
-		return usageErrorf(cmd, "--addr %q: %v", o.addr, err)
-	}
-	// Replies and names are the server's text: escaped as a log's.
-	out := bufio.NewWriter(&termSafe{w: cmd.OutOrStdout()})
-	c := &chatClient{base: strings.TrimSuffix(base, "/"), token: token, http: &http.Client{}, agent: agent,
-		sender: o.sender, json: o.format.value == "json", reasoning: o.reasoning, out: out, errw: cmd.ErrOrStderr(),
-		prompt: isTerminal(cmd.InOrStdin()), interactive: isTerminal(cmd.InOrStdin())}
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel() // stops the stdin reader
 
 	// Check the server and the agent before reading anything.
-	var agents struct {
-		Agents []conversation.AgentInfo `json:"agents"`
-	}
-	if err := c.call(ctx, "GET", "/v1/agents", nil, &agents); err != nil {
+	agents, err := c.agents(ctx)
+	if err != nil {
 		return &exitError{code: ExitError, errs: []error{err}}
 	}
-	var names []string
-	found := false
-	for _, a := range agents.Agents {
-		names = append(names, a.Name)
-		found = found || a.Name == agent
+	if !slices.Contains(agents, agent) {
+		return usageErrorf(cmd, "unknown agent %q: the server at %s serves %s", agent, o.addr, strings.Join(agents, ", "))
 	}
-	if !found {
-		return usageErrorf(cmd, "unknown agent %q: the server at %s serves %s", agent, o.addr, strings.Join(names, ", "))
-	}
-	if slices.Contains(names, o.sender) {
+	if slices.Contains(agents, o.sender) {
 		return usageErrorf(cmd, "--sender %s is the name of an agent of the server at %s: take a name of your own", o.sender, o.addr)
 	}
 	if !c.json {
@@ -195,21 +170,9 @@ func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
 	lines := make(chan string)
 	var readErr error // set before lines closes
 	if useLineEditing(cmd.InOrStdin(), cmd.OutOrStdout()) {
-		var guests []string
-		for _, n := range names {
-			if n != agent {
-				guests = append(guests, n)
-			}
-		}
-		t, err := newTermReader(termReaderOptions{in: cmd.InOrStdin().(*os.File), out: cmd.OutOrStdout().(*os.File),
-			errw: c.errw, agent: agent, guests: guests, noHistory: o.noHistory, cancel: cancel})
-		if err != nil {
-			fmt.Fprintf(c.errw, "lllm: warning: no line editing: %s\n", oneLine(err.Error()))
-		} else {
-			c.term, c.prompt = t, false // readline shows the prompt
-			c.out = bufio.NewWriter(&termSafe{w: t.out})
-			out = c.out
-			defer t.close()
+		guests := slices.DeleteFunc(slices.Clone(agents), func(n string) bool { return n == agent })
+		if done := c.editLines(cmd, guests, o.noHistory, cancel); done != nil {
+			defer done()
 		}
 	}
 	if c.term != nil {
@@ -233,9 +196,9 @@ func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
 			return "", false
 		}
 	}
-	defer func() { _ = out.Flush() }()
+	defer func() { _ = c.out.Flush() }()
 	for {
-		_ = out.Flush()
+		_ = c.out.Flush()
 		line, ok := next()
 		if !ok {
 			if c.term.wasInterrupted() {
@@ -252,58 +215,14 @@ func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
 		}
 		guest := o.guest
 		if strings.HasPrefix(line, "/") {
-			cmdName, rest, _ := strings.Cut(line, " ")
-			switch cmdName {
-			case "/quit", "/exit":
-				return c.end() // as at the end of the input
-			case "/help":
-				c.note(chatCommandsHelp(""))
-				continue
-			case "/search":
-				c.search(ctx, rest)
-				continue
-			case "/read":
-				if strings.TrimSpace(rest) != "" {
-					c.problem(errors.New("usage: /read (it takes nothing after it)"))
-					continue
-				}
-				c.markRead(ctx)
-				continue
-			case "/delete":
-				if c.deleteConversation(ctx, rest, next) {
-					// The conversation is gone: the chat ends, as at
-					// the end of the input.
-					return c.end()
-				}
-				continue
-			case "/compact":
-				var a conversation.Archive
-				if err := c.call(ctx, "POST", "/v1/compact", c.body(""), &a); err != nil {
-					c.problem(err)
-				} else {
-					c.result("compacted", a, fmt.Sprintf("[compacted into archive %d: %s]", a.ID, a.Title))
-				}
-				continue
-			case "/archives":
-				c.archives(ctx)
-				continue
-			case "/history":
-				c.history(ctx)
-				continue
-			case "/kill":
-				c.kill(ctx)
-				continue
-			case "/guest":
-				name, text, _ := strings.Cut(strings.TrimSpace(rest), " ")
-				if name == "" || strings.TrimSpace(text) == "" {
-					c.problem(errors.New("usage: /guest NAME TEXT"))
-					continue
-				}
-				guest, line = name, strings.TrimSpace(text)
-			default:
-				c.problem(fmt.Errorf("unknown command %s (/help lists them)", cmdName))
+			g, message, end := c.command(ctx, line, next)
+			if end {
+				return c.end()
+			}
+			if message == "" {
 				continue
 			}
+			guest, line = g, message
 		}
 		q, err := c.stream(ctx, line, guest, lines, queue)
 		queue = q
@@ -317,6 +236,112 @@ func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
 			c.problem(err)
 		}
 	}
+}
+
+// newChatClient checks the flags of lllm chat and returns a client of
+// the server they name, for agent, its input piped until editLines.
+func newChatClient(cmd *cobra.Command, o *chatOptions, agent string) (*chatClient, error) {
+	token, err := tokenFrom(cmd, o.tokenEnv)
+	if err != nil {
+		return nil, err
+	}
+	if err := conversation.CheckName("sender", o.sender); err != nil {
+		return nil, usageErrorf(cmd, "--sender: %v", err)
+	}
+	base := o.addr
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
+	}
+	u, err := url.Parse(base)
+	if err == nil && u.Port() != "" {
+		err = checkPort(u.Port())
+	}
+	if err != nil {
+		return nil, usageErrorf(cmd, "--addr %q: %v", o.addr, err)
+	}
+	// Replies and names are the server's text: escaped as a log's.
+	return &chatClient{base: strings.TrimSuffix(base, "/"), token: token, http: &http.Client{}, agent: agent,
+		sender: o.sender, json: o.format.value == "json", reasoning: o.reasoning,
+		out: bufio.NewWriter(&termSafe{w: cmd.OutOrStdout()}), errw: cmd.ErrOrStderr(),
+		prompt: isTerminal(cmd.InOrStdin()), interactive: isTerminal(cmd.InOrStdin())}, nil
+}
+
+// agents lists the names of the agents the server serves.
+func (c *chatClient) agents(ctx context.Context) ([]string, error) {
+	var agents struct {
+		Agents []conversation.AgentInfo `json:"agents"`
+	}
+	if err := c.call(ctx, "GET", "/v1/agents", nil, &agents); err != nil {
+		return nil, err
+	}
+	names := make([]string, len(agents.Agents))
+	for i, a := range agents.Agents {
+		names[i] = a.Name
+	}
+	return names, nil
+}
+
+// editLines has the input read with line editing at the terminal, /guest
+// completing the names guests; cancel ends the chat on Ctrl-C. It returns
+// the function that gives the terminal back, or nil, having warned, when
+// the terminal cannot edit lines.
+func (c *chatClient) editLines(cmd *cobra.Command, guests []string, noHistory bool, cancel context.CancelFunc) (done func()) {
+	t, err := newTermReader(termReaderOptions{in: cmd.InOrStdin().(*os.File), out: cmd.OutOrStdout().(*os.File),
+		errw: c.errw, agent: c.agent, guests: guests, noHistory: noHistory, cancel: cancel})
+	if err != nil {
+		fmt.Fprintf(c.errw, "lllm: warning: no line editing: %s\n", oneLine(err.Error()))
+		return nil
+	}
+	c.term, c.prompt = t, false // readline shows the prompt
+	c.out = bufio.NewWriter(&termSafe{w: t.out})
+	return t.close
+}
+
+// command runs the slash command line; next reads the next line. For
+// /guest it returns the guest and the message to send it; else message
+// is "". end is whether the chat ends: /quit, or a deleted conversation.
+func (c *chatClient) command(ctx context.Context, line string, next func() (string, bool)) (guest, message string, end bool) {
+	name, rest, _ := strings.Cut(line, " ")
+	switch name {
+	case "/quit", "/exit":
+		return "", "", true // as at the end of the input
+	case "/help":
+		c.note(chatCommandsHelp(""))
+	case "/search":
+		c.search(ctx, rest)
+	case "/read":
+		if strings.TrimSpace(rest) != "" {
+			c.problem(errors.New("usage: /read (it takes nothing after it)"))
+			break
+		}
+		c.markRead(ctx)
+	case "/delete":
+		// A deleted conversation ends the chat, as at the end of the input.
+		return "", "", c.deleteConversation(ctx, rest, next)
+	case "/compact":
+		var a conversation.Archive
+		if err := c.call(ctx, "POST", "/v1/compact", c.body(""), &a); err != nil {
+			c.problem(err)
+		} else {
+			c.result("compacted", a, fmt.Sprintf("[compacted into archive %d: %s]", a.ID, a.Title))
+		}
+	case "/archives":
+		c.archives(ctx)
+	case "/history":
+		c.history(ctx)
+	case "/kill":
+		c.kill(ctx)
+	case "/guest":
+		who, text, _ := strings.Cut(strings.TrimSpace(rest), " ")
+		if who == "" || strings.TrimSpace(text) == "" {
+			c.problem(errors.New("usage: /guest NAME TEXT"))
+			break
+		}
+		return who, strings.TrimSpace(text), false
+	default:
+		c.problem(fmt.Errorf("unknown command %s (/help lists them)", name))
+	}
+	return "", "", false
 }
 
 // end is how the chat ends when it is left: exit status 1 when anything
