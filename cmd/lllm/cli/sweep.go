@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -130,24 +131,15 @@ so do 'lllm sweep report' and 'merge': they describe the sweep, its
 	return cmd
 }
 
+// runSweep runs lllm sweep: it checks the flags and the spec, then plans
+// (--dry-run) or runs the sweep and reports it.
 func runSweep(cmd *cobra.Command, o *sweepCmdOptions, path string) error {
 	if err := wrongKind(cmd, path, "sweep"); err != nil {
 		return err
 	}
 	ctx := cmd.Context()
-	sopts := sweep.Options{Sets: o.sets, LogRoot: o.logDir, RerunFailed: o.rerunFailed}
-	if o.shard != "" {
-		sh, err := sweep.ParseShard(o.shard)
-		if err != nil {
-			return usageErrorf(cmd, "--shard: %v", err)
-		}
-		sopts.Shard = sh
-	}
-	if o.concurrency < 0 {
-		return usageErrorf(cmd, "--concurrency %d: want 1 or more", o.concurrency)
-	}
-	sopts.Concurrency = o.concurrency
-	if err := checkSets(cmd, o.sets); err != nil {
+	sopts, err := sweepOptions(cmd, o)
+	if err != nil {
 		return err
 	}
 	spec, err := sweep.LoadSpec(path)
@@ -180,19 +172,7 @@ func runSweep(cmd *cobra.Command, o *sweepCmdOptions, path string) error {
 		return out.flush()
 	}
 
-	if w := cmd.ErrOrStderr(); !o.dryRun && isTerminal(w) {
-		if plan := sw.Plan(); plan.ToRun+plan.ToRescore > 0 {
-			bar = progressbar.NewOptions(plan.ToRun+plan.ToRescore,
-				progressbar.OptionSetWriter(w),
-				progressbar.OptionSetDescription("sweep"),
-				progressbar.OptionShowCount(),
-				progressbar.OptionSetElapsedTime(true),
-				progressbar.OptionSetPredictTime(true),
-				progressbar.OptionClearOnFinish(),
-				progressbar.OptionThrottle(100*time.Millisecond),
-			)
-		}
-	}
+	bar = sweepBar(cmd.ErrOrStderr(), sw)
 	rep, runErr := sw.Run(ctx)
 	if bar != nil {
 		_ = bar.Finish()
@@ -206,15 +186,27 @@ func runSweep(cmd *cobra.Command, o *sweepCmdOptions, path string) error {
 			return baselineErr(cmd, o.baseline, err)
 		}
 	}
-	if err := rep.Write(out, o.format.value); err != nil {
+	if err := writeSweepReport(cmd, out, rep, o.format.value); err != nil {
 		return err
 	}
-	if o.format.value == "text" {
+	if err := out.flush(); err != nil {
+		return err
+	}
+	return sweepExit(ctx, sw, rep, runErr, o.shard)
+}
+
+// writeSweepReport writes the report of a sweep just run in format, with
+// a summary line in text, and warns of what it left unscored.
+func writeSweepReport(cmd *cobra.Command, w io.Writer, rep *sweep.Report, format string) error {
+	if err := rep.Write(w, format); err != nil {
+		return err
+	}
+	if format == "text" {
 		rescored := ""
 		if rep.Rescored > 0 {
 			rescored = fmt.Sprintf(", %d re-scored from their run logs", rep.Rescored)
 		}
-		fmt.Fprintf(out, "%d/%d samples done%s, %d run now%s, %d model calls, %d cache hits; results in %s\n",
+		fmt.Fprintf(w, "%d/%d samples done%s, %d run now%s, %d model calls, %d cache hits; results in %s\n",
 			rep.Done, rep.Samples, toRetry(rep), rep.Ran, rescored, rep.Calls, rep.CacheHits, rep.Dir)
 	}
 	warn(cmd, unscoredWarnings(rep))
@@ -222,9 +214,54 @@ func runSweep(cmd *cobra.Command, o *sweepCmdOptions, path string) error {
 		warn(cmd, []string{fmt.Sprintf("%d samples could not be re-scored (%s); their answers stand, but the table counts them only once they have every scorer's score: run the sweep again to re-score them",
 			rep.RescoreFailed, rep.RescoreError)})
 	}
-	if err := out.flush(); err != nil {
-		return err
+	return nil
+}
+
+// sweepOptions are the sweep.Options of lllm sweep's flags.
+func sweepOptions(cmd *cobra.Command, o *sweepCmdOptions) (sweep.Options, error) {
+	sopts := sweep.Options{Sets: o.sets, LogRoot: o.logDir, RerunFailed: o.rerunFailed}
+	if o.shard != "" {
+		sh, err := sweep.ParseShard(o.shard)
+		if err != nil {
+			return sopts, usageErrorf(cmd, "--shard: %v", err)
+		}
+		sopts.Shard = sh
 	}
+	if o.concurrency < 0 {
+		return sopts, usageErrorf(cmd, "--concurrency %d: want 1 or more", o.concurrency)
+	}
+	sopts.Concurrency = o.concurrency
+	if err := checkSets(cmd, o.sets); err != nil {
+		return sopts, err
+	}
+	return sopts, nil
+}
+
+// sweepBar is the progress bar of the samples sw runs or re-scores,
+// drawn on w; nil when w is not a terminal or nothing is to be done.
+func sweepBar(w io.Writer, sw *sweep.Sweep) *progressbar.ProgressBar {
+	if !isTerminal(w) {
+		return nil
+	}
+	plan := sw.Plan()
+	if plan.ToRun+plan.ToRescore == 0 {
+		return nil
+	}
+	return progressbar.NewOptions(plan.ToRun+plan.ToRescore,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription("sweep"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionThrottle(100*time.Millisecond),
+	)
+}
+
+// sweepExit is how lllm sweep ends once its report is written: runErr,
+// the error sw.Run returned, said with what to do about it; or the
+// samples left unfinished.
+func sweepExit(ctx context.Context, sw *sweep.Sweep, rep *sweep.Report, runErr error, shard string) error {
 	switch {
 	case errors.Is(runErr, sweep.ErrBudget):
 		return &exitError{code: ExitError, errs: []error{fmt.Errorf("%v: stopped launching samples; raise the budget and run the sweep again to finish it", runErr)}}
@@ -234,7 +271,7 @@ func runSweep(cmd *cobra.Command, o *sweepCmdOptions, path string) error {
 		return &exitError{code: ExitError, errs: []error{runErr}}
 	}
 	if n := sw.Unfinished(); n > 0 {
-		return &exitError{code: ExitError, errs: []error{unfinishedErr(n, rep.RescoreFailed, o.shard)}}
+		return &exitError{code: ExitError, errs: []error{unfinishedErr(n, rep.RescoreFailed, shard)}}
 	}
 	return nil
 }
