@@ -6,7 +6,6 @@ import (
 
 	"github.com/lllm-go/lllm/logs"
 	"github.com/lllm-go/lllm/replay"
-	"github.com/lllm-go/lllm/tactics"
 )
 
 // A replay whose request differs from the recorded one only in a number
@@ -21,15 +20,7 @@ agent_configs:
     model_args: {extra_body: {budget: 12345678901234567890}}
 mock: {replies: [{text: ok}]}
 `)
-	root := t.TempDir()
-	res, err := tactics.Run(t.Context(), cfg, "Go.", tactics.RunOptions{LogDir: root})
-	if err != nil || res.Status != logs.StatusOK {
-		t.Fatalf("recording: %v %+v", err, res)
-	}
-	run, err := logs.Open(root, res.RunID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, run := recordRun(t, cfg, "Go.", logs.StatusOK)
 	rep := replayRun(t, run, replay.Options{Set: []string{"agent_configs.assistant.model_args.extra_body.budget=12345678901234567891"}})
 	if rep.Divergence == nil {
 		t.Fatal("the replay did not diverge")

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/lllm-go/lllm/logs"
-	"github.com/lllm-go/lllm/tactics"
 )
 
 // A config whose text holds characters YAML refuses raw (DEL, the C1
@@ -26,15 +25,7 @@ mock: {replies: [{text: "ok `+char+`"}]}
 			if p := cfg.Agents[0].SystemPrompt; !strings.Contains(p, "before ") || len(p) <= len("before  after") {
 				t.Fatalf("the config's prompt is %q", p)
 			}
-			root := t.TempDir()
-			res, err := tactics.Run(t.Context(), cfg, "Go.", tactics.RunOptions{LogDir: root})
-			if err != nil || res.Status != logs.StatusOK {
-				t.Fatalf("recording: %v %+v", err, res)
-			}
-			run, err := logs.Open(root, res.RunID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			res, run := recordRun(t, cfg, "Go.", logs.StatusOK)
 			assertExact(t, run, res)
 		})
 	}

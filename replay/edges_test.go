@@ -28,8 +28,6 @@ import (
 // result, totals, tree and log content) and, with a --set change, to
 // diverge at the right call with a diff that shows the change.
 
-func noWait(ctx context.Context, _ time.Duration) error { return ctx.Err() }
-
 // edgeConfig parses an inline config.
 func edgeConfig(t *testing.T, yaml string) *config.Config {
 	t.Helper()
@@ -38,42 +36,6 @@ func edgeConfig(t *testing.T, yaml string) *config.Config {
 		t.Fatal(err)
 	}
 	return cfg
-}
-
-// configFile loads one of configs/*.yaml and applies sets to it, as
-// --set does.
-func configFile(t *testing.T, file string, sets ...string) *config.Config {
-	t.Helper()
-	cfg, err := config.Load(filepath.Join("..", "configs", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range sets {
-		k, v, _ := strings.Cut(s, "=")
-		if err := cfg.Set(k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return cfg
-}
-
-// recordEdge runs cfg on task under ctx into a new log root (retries
-// without waiting) and returns how it ended and its run.
-func recordEdge(t *testing.T, ctx context.Context, cfg *config.Config, task string, want logs.Status) (*tactics.Result, *logs.Run) {
-	t.Helper()
-	root := t.TempDir()
-	res, err := tactics.Run(ctx, cfg, task, tactics.RunOptions{LogDir: root, Seed: 3, Sleep: noWait})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Status != want {
-		t.Fatalf("recording ended %s (%s), want %s", res.Status, res.Error, want)
-	}
-	run, err := logs.Open(root, res.RunID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res, run
 }
 
 // shape is a run's dialog forest, one line per dialog (working copies
@@ -101,23 +63,6 @@ func shape(t *testing.T, dir string) []string {
 	return out
 }
 
-// firstDiff is the first line where a and b differ, for a message.
-func firstDiff(a, b []string) string {
-	for i := range max(len(a), len(b)) {
-		var x, y string
-		if i < len(a) {
-			x = a[i]
-		}
-		if i < len(b) {
-			y = b[i]
-		}
-		if x != y {
-			return fmt.Sprintf("line %d:\n  recorded: %s\n  replayed: %s", i+1, x, y)
-		}
-	}
-	return ""
-}
-
 // assertExact replays run and checks that it matches the recording res
 // call for call: no divergence, every recorded call served, the same
 // status, error, result, totals, dialog tree and log content.
@@ -138,23 +83,7 @@ func assertExact(t *testing.T, run *logs.Run, res *tactics.Result) *replay.Repor
 func replayMatches(t *testing.T, run *logs.Run, res *tactics.Result) *replay.Report {
 	t.Helper()
 	rep := replayRun(t, run, replay.Options{})
-	if d := rep.Divergence; d != nil {
-		t.Errorf("replay diverged: %v\n%s", d, d.Diff)
-	}
-	if rep.Calls != rep.Recorded || rep.Recorded != res.Totals.ModelCalls {
-		t.Errorf("replay served %d of %d recorded calls; the run made %d", rep.Calls, rep.Recorded, res.Totals.ModelCalls)
-	}
-	if rep.Run.Status != res.Status || rep.Run.Error != res.Error {
-		t.Errorf("replay ended %s %q, the run %s %q", rep.Run.Status, rep.Run.Error, res.Status, res.Error)
-	}
-	if string(rep.Run.Result) != string(res.Result) {
-		t.Errorf("replay result %s, the run's %s", rep.Run.Result, res.Result)
-	}
-	a, b := res.Totals, rep.Run.Totals
-	a.DurationMS, b.DurationMS = 0, 0
-	if a != b {
-		t.Errorf("replay totals %+v, the run's %+v", b, a)
-	}
+	checkSameEnd(t, res, rep)
 	return rep
 }
 
@@ -164,49 +93,24 @@ func replayMatches(t *testing.T, run *logs.Run, res *tactics.Result) *replay.Rep
 // any two runs (times, ids, latencies) taken out.
 func byAlias(t *testing.T, dir string) []string {
 	t.Helper()
-	r, err := logs.OpenFile(filepath.Join(dir, logs.EventsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var recs []*logs.Record
+	recs := records(t, filepath.Join(dir, logs.EventsFile))
 	names := map[string]string{}
-	for {
-		rec, err := r.Next()
-		if err != nil {
-			break
-		}
+	for _, rec := range recs {
 		for _, n := range []*dialog.TreeNode{rec.DialogOpen, rec.Fork} {
 			if n != nil {
 				names[n.ID] = `"` + n.Owner + "/" + n.Alias + `"`
 			}
 		}
-		rec.Seq, rec.Time = 0, time.Time{}
-		if s := rec.RunStart; s != nil {
-			s.RunID, s.Labels, s.Host, s.GitCommit = "", nil, "", ""
-		}
-		if e := rec.RunEnd; e != nil {
-			e.Totals.DurationMS = 0
-		}
-		if m := rec.ModelCall; m != nil {
-			m.LatencyMS, m.Call = 0, 0
-		}
-		if tc := rec.ToolCall; tc != nil {
-			tc.LatencyMS = 0
-		}
-		if ts := rec.TacticStart; ts != nil {
-			ts.Session, ts.Parent = "", ""
-		}
-		if te := rec.TacticEnd; te != nil {
-			te.Session = ""
-		}
-		recs = append(recs, rec)
 	}
-	hex := regexp.MustCompile(`"[0-9a-f]{16}"`)
 	var out []string
 	for _, rec := range recs {
+		normalize(rec)
+		rec.Seq = 0
+		if m := rec.ModelCall; m != nil {
+			m.Call = 0
+		}
 		b, _ := json.Marshal(rec)
-		out = append(out, hex.ReplaceAllStringFunc(string(b), func(id string) string { return names[strings.Trim(id, `"`)] }))
+		out = append(out, dialogID.ReplaceAllStringFunc(string(b), func(id string) string { return names[strings.Trim(id, `"`)] }))
 	}
 	slices.Sort(out)
 	return out
@@ -272,7 +176,7 @@ func TestEdgeBuiltins(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(strings.TrimSuffix(c.file, ".yaml")+"/"+strings.ReplaceAll(c.set[:strings.Index(c.set, "=")], ".", "_"), func(t *testing.T) {
-			res, run := recordEdge(t, t.Context(), configFile(t, c.file), c.task, logs.StatusOK)
+			res, run := recordRun(t, configFile(t, c.file), c.task, logs.StatusOK)
 			assertExact(t, run, res)
 			assertDiverges(t, run, []string{c.set}, c.at, c.diff...)
 		})
@@ -297,7 +201,7 @@ mock:
     - {match: "not \"zero\"", reply: {text: "Fine: <choice>2</choice>"}}
   replies: [{text: "A"}, {text: "B"}]
 `)
-	res, run := recordEdge(t, t.Context(), cfg, "Pick one.", logs.StatusOK)
+	res, run := recordRun(t, cfg, "Pick one.", logs.StatusOK)
 	if res.Totals.ModelCalls != 5 || string(res.Result) != `{"answer":"B","choice":2,"candidates":["A","B"]}` {
 		t.Fatalf("recording: %d calls, result %s", res.Totals.ModelCalls, res.Result)
 	}
@@ -331,7 +235,7 @@ mock:
     - tool_calls: [{name: calculator, arguments: {expression: "2+2"}}]
     - text: "<answer>42</answer>"
 `)
-	res, run := recordEdge(t, t.Context(), cfg, "What is 6*7?", logs.StatusOK)
+	res, run := recordRun(t, cfg, "What is 6*7?", logs.StatusOK)
 	if res.Totals.ModelCalls != 5 || res.Totals.ToolCalls != 6 {
 		t.Fatalf("recording: %+v", res.Totals)
 	}
@@ -343,7 +247,7 @@ mock:
 // Offering other tools is a change the diff must show: since format 1.4
 // the log keeps their declarations, and the diff adds the new tool's.
 func TestEdgeChangedTools(t *testing.T) {
-	_, run := recordEdge(t, t.Context(), configFile(t, "react.yaml"), "What is (17 + 25) * 3?", logs.StatusOK)
+	_, run := recordRun(t, configFile(t, "react.yaml"), "What is (17 + 25) * 3?", logs.StatusOK)
 	d := assertDiverges(t, run, []string{"params.tools=[calculator, word_count, echo]"}, pos("agent", "main", 1, 1))
 	if !regexp.MustCompile(`(?m)^\+tool echo: `).MatchString(d.Diff) || regexp.MustCompile(`(?m)^-`).MatchString(strings.SplitN(d.Diff, "@@", 3)[2]) {
 		t.Errorf("the diff does not show just the added tool:\n%s", d.Diff)
@@ -353,7 +257,7 @@ func TestEdgeChangedTools(t *testing.T) {
 // A log of format 1.3 names the tools but keeps their schemas only as a
 // digest: the diff of a change of tools shows the names.
 func TestEdgeChangedToolsFormat13(t *testing.T) {
-	_, run := recordEdge(t, t.Context(), configFile(t, "react.yaml"), "What is (17 + 25) * 3?", logs.StatusOK)
+	_, run := recordRun(t, configFile(t, "react.yaml"), "What is (17 + 25) * 3?", logs.StatusOK)
 	path := filepath.Join(run.Dir, logs.EventsFile)
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -397,7 +301,7 @@ mock:
     - {error: bad_request}
     - {text: "Paris."}
 `)
-	res, run := recordEdge(t, t.Context(), cfg, "Capital of France?", logs.StatusOK)
+	res, run := recordRun(t, cfg, "Capital of France?", logs.StatusOK)
 	if res.Totals.ModelCalls != 7 {
 		t.Fatalf("recording: %+v", res.Totals)
 	}
@@ -431,7 +335,7 @@ agent_configs:
 mock:
   replies: [{error: server}, {error: auth}]
 `)
-	res, run := recordEdge(t, t.Context(), cfg, "Capital of France?", logs.StatusFailed)
+	res, run := recordRun(t, cfg, "Capital of France?", logs.StatusFailed)
 	assertExact(t, run, res)
 }
 
@@ -439,7 +343,7 @@ mock:
 // every injected failure and its retries are served again.
 func TestEdgeErrorRate(t *testing.T) {
 	cfg := configFile(t, "debate.yaml", "mock.error_rate=0.4", "mock.seed=11", "params.rounds=3")
-	res, run := recordEdge(t, t.Context(), cfg, "Is 0.999... equal to 1?", logs.StatusOK)
+	res, run := recordRun(t, cfg, "Is 0.999... equal to 1?", logs.StatusOK)
 	rec := mustLoad(t, run)
 	retried := 0
 	for _, c := range rec.Calls() {
@@ -479,17 +383,8 @@ mock:
 // contextActions are the context records of a run, as "agent action note".
 func contextActions(t *testing.T, run *logs.Run) []string {
 	t.Helper()
-	r, err := run.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
 	var out []string
-	for {
-		rec, err := r.Next()
-		if err != nil {
-			break
-		}
+	for _, rec := range records(t, run.Path()) {
 		if c := rec.Context; c != nil {
 			out = append(out, c.Agent+" "+c.Action+" "+c.Note)
 		}
@@ -512,7 +407,7 @@ func count(lines []string, sub string) int {
 // replay cuts them alike, and another budget diverges at the first call
 // it cuts differently, the diff showing only the cut.
 func TestEdgeContextDefault(t *testing.T) {
-	res, run := recordEdge(t, t.Context(), debateLong(t, "{type: default, max_tokens: 400, buffer: 0}"), "Tabs beat spaces.", logs.StatusOK)
+	res, run := recordRun(t, debateLong(t, "{type: default, max_tokens: 400, buffer: 0}"), "Tabs beat spaces.", logs.StatusOK)
 	acts := contextActions(t, run)
 	if count(acts, " truncate ") == 0 {
 		t.Fatalf("the default manager never truncated:\n%s", strings.Join(acts, "\n"))
@@ -540,7 +435,7 @@ func firstAction(t *testing.T, run *logs.Run, action string) replay.Position {
 // The window manager replays exactly, and a wider window diverges at the
 // first call it windows differently.
 func TestEdgeContextWindow(t *testing.T) {
-	res, run := recordEdge(t, t.Context(), debateLong(t, "{type: window, n: 2}"), "Tabs beat spaces.", logs.StatusOK)
+	res, run := recordRun(t, debateLong(t, "{type: window, n: 2}"), "Tabs beat spaces.", logs.StatusOK)
 	assertExact(t, run, res)
 	assertDiverges(t, run, []string{"global.context_manager.n=5"}, firstAction(t, run, "window"))
 }
@@ -550,7 +445,7 @@ func TestEdgeContextWindow(t *testing.T) {
 // from the recording too, so the replay is exact; a budget with room to
 // spare diverges at the first summariser call, which it no longer makes.
 func TestEdgeContextSummary(t *testing.T) {
-	res, run := recordEdge(t, t.Context(), debateLong(t, "{type: summary, max_tokens: 250, buffer: 0}"), "Tabs beat spaces.", logs.StatusOK)
+	res, run := recordRun(t, debateLong(t, "{type: summary, max_tokens: 250, buffer: 0}"), "Tabs beat spaces.", logs.StatusOK)
 	acts := contextActions(t, run)
 	if count(acts, "summarised ") == 0 || count(acts, "kept the summary") == 0 {
 		t.Fatalf("the summary manager did not both summarise and keep its summary:\n%s", strings.Join(acts, "\n"))
@@ -570,7 +465,7 @@ func TestEdgeContextSummary(t *testing.T) {
 // A run with summaries recorded before format 1.3, whose log lacks their
 // text, is refused with one error that says so, not served empty.
 func TestEdgeSummaryBeforeFormat13(t *testing.T) {
-	_, run := recordEdge(t, t.Context(), debateLong(t, "{type: summary, max_tokens: 250, buffer: 0}"), "Tabs beat spaces.", logs.StatusOK)
+	_, run := recordRun(t, debateLong(t, "{type: summary, max_tokens: 250, buffer: 0}"), "Tabs beat spaces.", logs.StatusOK)
 	path := filepath.Join(run.Dir, logs.EventsFile)
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -654,7 +549,7 @@ mock:
     - tool_calls: [{name: calculator, arguments: {expression: "2*"}}]
     - text: "I cannot say."
 `)
-	res, run := recordEdge(t, t.Context(), cfg, "What is 2*?", logs.StatusFailed)
+	res, run := recordRun(t, cfg, "What is 2*?", logs.StatusFailed)
 	if !strings.Contains(res.Error, "missing required tags: <answer>") {
 		t.Fatalf("recording failed with %q", res.Error)
 	}
@@ -701,12 +596,6 @@ mock:
 		t.Fatal(err)
 	}
 	assertExact(t, run, res)
-}
-
-type modelFunc func(ctx context.Context, req *provider.Request) (*provider.Response, error)
-
-func (f modelFunc) Generate(ctx context.Context, req *provider.Request) (*provider.Response, error) {
-	return f(ctx, req)
 }
 
 // A run cancelled while waiting to retry has no record of the call it
@@ -845,7 +734,7 @@ mock:
   seed: 3
   replies: [{text: "one"}, {text: "two"}, {text: "three"}, {text: "four"}]
 `)
-	res, run := recordEdge(t, t.Context(), cfg, "Say a number.", logs.StatusOK)
+	res, run := recordRun(t, cfg, "Say a number.", logs.StatusOK)
 	if res.Totals.ModelCalls == 4 {
 		t.Fatal("error_rate 0.3 injected no failure: pick another seed")
 	}
@@ -866,7 +755,7 @@ mock:
 // cut is served, and the replay stops at the first call after it, saying
 // the recording ends there, not that the request differs.
 func TestEdgeCutLog(t *testing.T) {
-	_, run := recordEdge(t, t.Context(), configFile(t, "debate.yaml"), "Is 0.999... equal to 1?", logs.StatusOK)
+	_, run := recordRun(t, configFile(t, "debate.yaml"), "Is 0.999... equal to 1?", logs.StatusOK)
 	data, err := os.ReadFile(run.Path())
 	if err != nil {
 		t.Fatal(err)
@@ -880,15 +769,7 @@ func TestEdgeCutLog(t *testing.T) {
 	hi := idx[3][0]
 	for _, cut := range []int{lo + 1, (lo + hi) / 2, hi - 1} {
 		t.Run(fmt.Sprint(cut), func(t *testing.T) {
-			root := t.TempDir()
-			dir := filepath.Join(root, filepath.Base(run.Dir))
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, logs.EventsFile), data[:cut], 0o644); err != nil {
-				t.Fatal(err)
-			}
-			torn, err := logs.Open(root, dir)
+			torn, err := writeLog(t, run, data[:cut])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -950,7 +831,7 @@ agent_configs:
 mock:
   replies: [{text: "Paris."}, {text: "Still Paris."}]
 `)
-	res, run := recordEdge(t, t.Context(), cfg, "Capital of France?", logs.StatusOK)
+	res, run := recordRun(t, cfg, "Capital of France?", logs.StatusOK)
 	if string(res.Result) != `["Paris.","Still Paris."]` {
 		t.Fatalf("recording: %s", res.Result)
 	}

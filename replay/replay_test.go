@@ -2,9 +2,7 @@ package replay_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,17 +20,7 @@ import (
 // record runs the config file on task into root and returns its run.
 func record(t *testing.T, root, file, task string, sets ...string) *logs.Run {
 	t.Helper()
-	cfg, err := config.Load(filepath.Join("..", "configs", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range sets {
-		k, v, _ := strings.Cut(s, "=")
-		if err := cfg.Set(k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	run, _ := runOK(t, cfg, root, task)
+	run, _ := runOK(t, configFile(t, file, sets...), root, task)
 	return run
 }
 
@@ -74,58 +62,6 @@ func replayRun(t *testing.T, run *logs.Run, opts replay.Options) *replay.Report 
 		t.Fatal(err)
 	}
 	return rep
-}
-
-// content is a run's log with what differs between two runs of the same
-// thing taken out: times, run ids, dialog ids (numbered in order of
-// appearance), latencies, labels and the host.
-func content(t *testing.T, dir string) []string {
-	t.Helper()
-	r, err := logs.OpenFile(filepath.Join(dir, logs.EventsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	ids := map[string]string{}
-	hex := regexp.MustCompile(`"[0-9a-f]{16}"`)
-	var out []string
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec.Time = rec.Time.UTC().Truncate(1 << 62)
-		if s := rec.RunStart; s != nil {
-			s.RunID, s.Labels, s.Host, s.GitCommit = "", nil, "", ""
-		}
-		if e := rec.RunEnd; e != nil {
-			e.Totals.DurationMS = 0
-		}
-		if m := rec.ModelCall; m != nil {
-			m.LatencyMS = 0
-		}
-		if tc := rec.ToolCall; tc != nil {
-			tc.LatencyMS = 0
-		}
-		if ts := rec.TacticStart; ts != nil {
-			ts.Session, ts.Parent = "", ""
-		}
-		if te := rec.TacticEnd; te != nil {
-			te.Session = ""
-		}
-		b, _ := json.Marshal(rec)
-		line := hex.ReplaceAllStringFunc(string(b), func(id string) string {
-			if ids[id] == "" {
-				ids[id] = fmt.Sprintf(`"d%d"`, len(ids)+1)
-			}
-			return ids[id]
-		})
-		out = append(out, line)
-	}
-	return out
 }
 
 // Every built-in tactic's run replays with no divergence, and replaying
@@ -217,15 +153,6 @@ func TestReplayWithChangedParams(t *testing.T) {
 	if d == nil || d.Turn != 1 || !strings.Contains(d.Diff, `+params: {`) || !strings.Contains(d.Diff, `0.55`) {
 		t.Fatalf("divergence %v\n%v", d, d)
 	}
-}
-
-func mustLoad(t *testing.T, run *logs.Run) *replay.Recording {
-	t.Helper()
-	rec, err := replay.Load(t.Context(), run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rec
 }
 
 // Runs that cannot be replayed say why, and write nothing.

@@ -19,8 +19,6 @@ package replay_test
 //   - replayed from a log cut short at many byte offsets: it serves every
 //     call recorded before the cut, then says the recording ends there,
 //     and never panics.
-//
-// Helpers here are prefixed "rt" so that this file stands on its own.
 
 import (
 	"bytes"
@@ -31,7 +29,6 @@ import (
 	"image"
 	"image/color"
 	"image/png"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -189,7 +186,7 @@ agent_configs:
 	contextActs := func(action string, min int) func(t *testing.T, run *logs.Run, res *tactics.Result) {
 		return func(t *testing.T, run *logs.Run, res *tactics.Result) {
 			n := 0
-			for _, r := range rtRecords(t, run.Path()) {
+			for _, r := range records(t, run.Path()) {
 				if r.Context != nil && r.Context.Action == action {
 					n++
 				}
@@ -346,7 +343,7 @@ agent_configs:
 			mock:    `  replies: [{text: "A small rectangle."}, {text: "Red."}]`,
 			check: func(t *testing.T, run *logs.Run, res *tactics.Result) {
 				imgs := 0
-				for _, r := range rtRecords(t, run.Path()) {
+				for _, r := range records(t, run.Path()) {
 					if m := r.Message; m != nil {
 						for _, p := range m.Parts {
 							if p.Image != nil && len(p.Image.Data) > 0 {
@@ -400,7 +397,7 @@ agent_configs:
 			check: func(t *testing.T, run *logs.Run, res *tactics.Result) {
 				contextActs("summary", 2)(t, run, res)
 				summaries := 0
-				for _, c := range rtLoad(t, run).Calls() {
+				for _, c := range mustLoad(t, run).Calls() {
 					if c.Summary {
 						summaries++
 					}
@@ -452,129 +449,18 @@ func rtConfig(t *testing.T, b rtBackend, sc rtScenario) (*config.Config, *provid
 	return cfg, srv
 }
 
-func rtNoWait(ctx context.Context, _ time.Duration) error { return ctx.Err() }
-
-// rtRecord runs cfg on task into a new log root and checks that it ended ok.
-func rtRecord(t *testing.T, cfg *config.Config, task string) (*tactics.Result, *logs.Run) {
-	t.Helper()
-	root := t.TempDir()
-	res, err := tactics.Run(t.Context(), cfg, task, tactics.RunOptions{LogDir: root, Seed: 5, Sleep: rtNoWait})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Status != logs.StatusOK {
-		t.Fatalf("recording ended %s: %s", res.Status, res.Error)
-	}
-	run, err := logs.Open(root, res.RunID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res, run
-}
-
-func rtLoad(t *testing.T, run *logs.Run) *replay.Recording {
-	t.Helper()
-	rec, err := replay.Load(t.Context(), run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rec
-}
-
 // rtReplay replays run (with sets) into a log root of its own, with no
 // API key in the environment.
 func rtReplay(t *testing.T, run *logs.Run, sets ...string) (*replay.Recording, *replay.Report) {
 	t.Helper()
 	t.Setenv("OPENAI_API_KEY", "")
 	os.Unsetenv("OPENAI_API_KEY")
-	rec := rtLoad(t, run)
+	rec := mustLoad(t, run)
 	rep, err := replay.Run(t.Context(), rec, replay.Options{LogDir: t.TempDir(), Set: sets})
 	if err != nil {
 		t.Fatalf("replay with %q: %v", sets, err)
 	}
 	return rec, rep
-}
-
-// rtRecords reads every record of the log at path.
-func rtRecords(t *testing.T, path string) []*logs.Record {
-	t.Helper()
-	r, err := logs.OpenFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var out []*logs.Record
-	for {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, rec)
-	}
-}
-
-// rtContent is a run's log with what may differ between a run and its
-// replay taken out: times, run ids and labels (a replay's replay_of), the
-// git commit (the tree may change between two runs), durations,
-// latencies and tactic session ids; dialog ids are numbered in order of
-// appearance.
-func rtContent(t *testing.T, dir string) []string {
-	t.Helper()
-	ids := map[string]string{}
-	hex := regexp.MustCompile(`"[0-9a-f]{16}"`)
-	var out []string
-	for _, rec := range rtRecords(t, filepath.Join(dir, logs.EventsFile)) {
-		rec.Time = time.Time{}
-		if s := rec.RunStart; s != nil {
-			s.RunID, s.Labels, s.GitCommit = "", nil, ""
-		}
-		if e := rec.RunEnd; e != nil {
-			e.Totals.DurationMS = 0
-		}
-		if m := rec.ModelCall; m != nil {
-			m.LatencyMS = 0
-		}
-		if tc := rec.ToolCall; tc != nil {
-			tc.LatencyMS = 0
-		}
-		if ts := rec.TacticStart; ts != nil {
-			ts.Session, ts.Parent = "", ""
-		}
-		if te := rec.TacticEnd; te != nil {
-			te.Session = ""
-		}
-		b, err := json.Marshal(rec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, hex.ReplaceAllStringFunc(string(b), func(id string) string {
-			if ids[id] == "" {
-				ids[id] = fmt.Sprintf(`"d%d"`, len(ids)+1)
-			}
-			return ids[id]
-		}))
-	}
-	return out
-}
-
-// rtFirstDiff is the first line where a and b differ.
-func rtFirstDiff(a, b []string) string {
-	for i := range max(len(a), len(b)) {
-		var x, y string
-		if i < len(a) {
-			x = a[i]
-		}
-		if i < len(b) {
-			y = b[i]
-		}
-		if x != y {
-			return fmt.Sprintf("record %d:\n  recorded: %s\n  replayed: %s", i+1, x, y)
-		}
-	}
-	return ""
 }
 
 // rtAssertExact checks that rep replayed the run recorded as res call for
@@ -583,25 +469,9 @@ func rtFirstDiff(a, b []string) string {
 // and cost), and the same log content.
 func rtAssertExact(t *testing.T, run *logs.Run, res *tactics.Result, rep *replay.Report) {
 	t.Helper()
-	if d := rep.Divergence; d != nil {
-		t.Fatalf("replay diverged: %v\n%s", d, d.Diff)
-	}
-	if rep.Calls != rep.Recorded || rep.Recorded != res.Totals.ModelCalls || rep.Calls == 0 {
-		t.Errorf("replay served %d of %d recorded calls; the run made %d", rep.Calls, rep.Recorded, res.Totals.ModelCalls)
-	}
-	if rep.Run.Status != res.Status || rep.Run.Error != res.Error {
-		t.Errorf("replay ended %s %q, the run %s %q", rep.Run.Status, rep.Run.Error, res.Status, res.Error)
-	}
-	if string(rep.Run.Result) != string(res.Result) {
-		t.Errorf("replay result %s, the run's %s", rep.Run.Result, res.Result)
-	}
-	a, b := res.Totals, rep.Run.Totals
-	a.DurationMS, b.DurationMS = 0, 0
-	if a != b {
-		t.Errorf("replay totals %+v, the run's %+v", b, a)
-	}
-	if c, r := rtContent(t, run.Dir), rtContent(t, rep.Run.Dir); !slices.Equal(c, r) {
-		t.Errorf("the replay's log differs from the recording's at %s", rtFirstDiff(c, r))
+	checkSameEnd(t, res, rep)
+	if c, r := content(t, run.Dir), content(t, rep.Run.Dir); !slices.Equal(c, r) {
+		t.Errorf("the replay's log differs from the recording's at %s", firstDiff(c, r))
 	}
 	// Compared as 'lllm diff' compares runs: identical.
 	var trees [2]*inspect.Tree
@@ -639,7 +509,7 @@ func TestRoundTripExact(t *testing.T) {
 			}
 			t.Run(b.name+"/"+sc.name, func(t *testing.T) {
 				cfg, srv := rtConfig(t, b, sc)
-				res, run := rtRecord(t, cfg, sc.task)
+				res, run := recordRun(t, cfg, sc.task, logs.StatusOK)
 				if sc.check != nil {
 					sc.check(t, run, res)
 				}
@@ -805,7 +675,7 @@ func TestRoundTripOneConfigChange(t *testing.T) {
 			t.Run(b.name+"/"+c.scenario+"/"+c.set[:strings.Index(c.set, "=")], func(t *testing.T) {
 				sc := rtFind(t, c.scenario)
 				cfg, _ := rtConfig(t, b, sc)
-				_, run := rtRecord(t, cfg, sc.task)
+				_, run := recordRun(t, cfg, sc.task, logs.StatusOK)
 				rec, rep := rtReplay(t, run, c.set)
 				at := c.at
 				if at == (replay.Position{}) {
@@ -870,7 +740,7 @@ func TestRoundTripChangedToolDeclaration(t *testing.T) {
 				restore()
 				sc := rtFind(t, "react")
 				cfg, _ := rtConfig(t, b, sc)
-				_, run := rtRecord(t, cfg, sc.task)
+				_, run := recordRun(t, cfg, sc.task, logs.StatusOK)
 				c.change()
 				defer restore()
 				if string(fn.Parameters) == string(schema) && fn.Description == desc {
@@ -897,7 +767,7 @@ func TestRoundTripChangedImage(t *testing.T) {
 			sc := rtFind(t, "vision")
 			sc.yaml = regexp.MustCompile(`image: \S+\}`).ReplaceAllString(sc.yaml, "image: "+path+"}")
 			cfg, _ := rtConfig(t, b, sc)
-			_, run := rtRecord(t, cfg, sc.task)
+			_, run := recordRun(t, cfg, sc.task, logs.StatusOK)
 			data, err := os.ReadFile(rtPNG(t, color.RGBA{30, 30, 200, 255}))
 			if err != nil {
 				t.Fatal(err)
@@ -915,12 +785,6 @@ func TestRoundTripChangedImage(t *testing.T) {
 	}
 }
 
-type rtModelFunc func(ctx context.Context, req *provider.Request) (*provider.Response, error)
-
-func (f rtModelFunc) Generate(ctx context.Context, req *provider.Request) (*provider.Response, error) {
-	return f(ctx, req)
-}
-
 // When the model answers one call differently, the first call whose
 // request holds that answer diverges from the recording, and the diff
 // shows the two answers. Two ways: a live run (the server, or the mock's
@@ -933,7 +797,7 @@ func TestRoundTripChangedReply(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			sc := rtFind(t, "debate")
 			cfg, _ := rtConfig(t, b, sc)
-			_, run := rtRecord(t, cfg, sc.task)
+			_, run := recordRun(t, cfg, sc.task, logs.StatusOK)
 
 			t.Run("live", func(t *testing.T) {
 				sc := sc
@@ -944,13 +808,13 @@ func TestRoundTripChangedReply(t *testing.T) {
 				// As replay.Run does: the first divergence cancels the run.
 				ctx, cancel := context.WithCancelCause(t.Context())
 				defer cancel(nil)
-				rm := replay.NewModel(rtLoad(t, run), func(d *replay.Divergence) { cancel(d) })
+				rm := replay.NewModel(mustLoad(t, run), func(d *replay.Divergence) { cancel(d) })
 				var mu sync.Mutex
 				sent := 0
-				res, err := tactics.Run(ctx, cfg, sc.task, tactics.RunOptions{LogDir: t.TempDir(), Sleep: rtNoWait,
+				res, err := tactics.Run(ctx, cfg, sc.task, tactics.RunOptions{LogDir: t.TempDir(), Sleep: noWait,
 					Models: func(ctx context.Context, ac config.Agent, pc provider.Config) (provider.Model, error) {
 						live, err := provider.Open(ctx, ac.ModelName, pc)
-						return rtModelFunc(func(ctx context.Context, req *provider.Request) (*provider.Response, error) {
+						return modelFunc(func(ctx context.Context, req *provider.Request) (*provider.Response, error) {
 							if _, err := rm.Generate(ctx, req); err != nil {
 								return nil, err
 							}
@@ -981,7 +845,7 @@ func TestRoundTripChangedReply(t *testing.T) {
 			t.Run("edited log", func(t *testing.T) {
 				// Change the pro's first reply in a copy of the log: the
 				// message the pro's first model_call points to, and only it.
-				rec := rtLoad(t, run)
+				rec := mustLoad(t, run)
 				ref := rec.Calls()[0].Record.Reply
 				if rec.Calls()[0].Position != rtPos("pro", "main", 1) || ref == nil {
 					t.Fatalf("first call %+v", rec.Calls()[0].Position)
@@ -1006,30 +870,15 @@ func TestRoundTripChangedReply(t *testing.T) {
 				if edited != 1 || !strings.Contains(strings.Join(lines, ""), now) {
 					t.Fatalf("edited %d lines", edited)
 				}
-				copied := rtWriteLog(t, run, []byte(strings.Join(lines, "")))
+				copied, err := writeLog(t, run, []byte(strings.Join(lines, "")))
+				if err != nil {
+					t.Fatal(err)
+				}
 				rec, rep := rtReplay(t, copied)
 				rtAssertDiverged(t, rec, rep, rtPos("con", "main", 1), []string{"-" + was, "+" + now})
 			})
 		})
 	}
-}
-
-// rtWriteLog writes data as the log of a copy of run, under a new root.
-func rtWriteLog(t *testing.T, run *logs.Run, data []byte) *logs.Run {
-	t.Helper()
-	root := t.TempDir()
-	dir := filepath.Join(root, run.ID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, logs.EventsFile), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	copied, err := logs.Open(root, run.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return copied
 }
 
 // A context manager's own call for a summary is told apart from an
@@ -1063,7 +912,7 @@ func TestRoundTripSummaryCallDiff(t *testing.T) {
 			sc := rtFind(t, "context_summary")
 			sc.global = fmt.Sprintf("  context_manager: {type: summary, max_tokens: %d, buffer: 0}\n", c.record)
 			cfg, _ := rtConfig(t, rtOpenAI, sc)
-			_, run := rtRecord(t, cfg, sc.task)
+			_, run := recordRun(t, cfg, sc.task, logs.StatusOK)
 			rec, rep := rtReplay(t, run, fmt.Sprintf("global.context_manager.max_tokens=%d", c.replay))
 			d := rep.Divergence
 			if d == nil || d.Recorded == nil {
@@ -1131,12 +980,12 @@ func TestRoundTripCutLog(t *testing.T) {
 		t.Run(c.b.name+"/"+c.name, func(t *testing.T) {
 			sc := rtFind(t, c.name)
 			cfg, _ := rtConfig(t, c.b, sc)
-			res, run := rtRecord(t, cfg, sc.task)
+			res, run := recordRun(t, cfg, sc.task, logs.StatusOK)
 			data, err := os.ReadFile(run.Path())
 			if err != nil {
 				t.Fatal(err)
 			}
-			full := rtLoad(t, run).Calls()
+			full := mustLoad(t, run).Calls()
 			// Line starts.
 			starts := []int{0}
 			for i, c := range data {
@@ -1184,16 +1033,8 @@ func rtCheckCut(t *testing.T, run *logs.Run, res *tactics.Result, data []byte, c
 			t.Errorf("cut at %d: panic: %v", cut, p)
 		}
 	}()
-	root := t.TempDir()
-	dir := filepath.Join(root, run.ID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, logs.EventsFile), data[:cut], 0o644); err != nil {
-		t.Fatal(err)
-	}
 	firstLine := bytes.IndexByte(data, '\n') + 1
-	cutRun, err := logs.Open(root, run.ID)
+	cutRun, err := writeLog(t, run, data[:cut])
 	if err == nil {
 		var rec *replay.Recording
 		if rec, err = replay.Load(t.Context(), cutRun); err == nil {

@@ -134,6 +134,25 @@ func toolResults(t *testing.T, run *logs.Run) []string {
 	return out
 }
 
+// checkServedReplay checks that rep, a replay of the served run, ended
+// with the run's result and made its tool calls with the same results,
+// and returns the replay's run.
+func checkServedReplay(t *testing.T, run *logs.Run, rep *replay.Report) *logs.Run {
+	t.Helper()
+	var got string
+	if err := json.Unmarshal(rep.Run.Result, &got); err != nil || got != recorded(t, run) {
+		t.Fatalf("result %s (%v), recorded %q", rep.Run.Result, err, recorded(t, run))
+	}
+	again, err := logs.Open(rep.Run.Dir, rep.Run.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := strings.Join(toolResults(t, again), "\n"), strings.Join(toolResults(t, run), "\n"); a != b {
+		t.Fatalf("the replay's tool calls:\n%s\nrecorded:\n%s", a, b)
+	}
+	return again
+}
+
 // Each served run, a turn with or without tools, a guest's and a
 // compaction, replays from its log alone: no divergence, every recorded
 // call served, the same result, and the tools' results as recorded (the
@@ -153,17 +172,7 @@ func TestReplayServedRuns(t *testing.T) {
 			if rep.Run.Status != logs.StatusOK || rep.Calls != rep.Recorded || rep.Calls == 0 {
 				t.Fatalf("status %s (%s), served %d of %d calls", rep.Run.Status, rep.Run.Error, rep.Calls, rep.Recorded)
 			}
-			var got string
-			if err := json.Unmarshal(rep.Run.Result, &got); err != nil || got != recorded(t, run) {
-				t.Fatalf("result %s (%v), recorded %q", rep.Run.Result, err, recorded(t, run))
-			}
-			again, err := logs.Open(rep.Run.Dir, rep.Run.Dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if a, b := strings.Join(toolResults(t, again), "\n"), strings.Join(toolResults(t, run), "\n"); a != b {
-				t.Fatalf("the replay's tool calls:\n%s\nrecorded:\n%s", a, b)
-			}
+			again := checkServedReplay(t, run, rep)
 			if again.Start.Labels[replay.LabelReplayOf] != run.ID {
 				t.Fatalf("labels %v", again.Start.Labels)
 			}
@@ -221,17 +230,7 @@ func TestReplayServedTurnWithRunTools(t *testing.T) {
 			if rep.Tools != 1 || rep.ToolsRun != 0 {
 				t.Errorf("tools %d served, %d run; want the conversation tool served", rep.Tools, rep.ToolsRun)
 			}
-			var got string
-			if err := json.Unmarshal(rep.Run.Result, &got); err != nil || got != recorded(t, run) {
-				t.Fatalf("result %s (%v), recorded %q", rep.Run.Result, err, recorded(t, run))
-			}
-			again, err := logs.Open(rep.Run.Dir, rep.Run.Dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if a, b := strings.Join(toolResults(t, again), "\n"), strings.Join(toolResults(t, run), "\n"); a != b {
-				t.Fatalf("the replay's tool calls:\n%s\nrecorded:\n%s", a, b)
-			}
+			checkServedReplay(t, run, rep)
 		})
 	}
 }

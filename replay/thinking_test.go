@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/logs"
 	"github.com/lllm-go/lllm/runtime/config"
 	"github.com/lllm-go/lllm/runtime/provider/providertest"
 )
@@ -37,7 +38,7 @@ global:
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, run := rtRecord(t, cfg, "What is 6*7?")
+	res, run := recordRun(t, cfg, "What is 6*7?", logs.StatusOK)
 	if res.Totals.ModelCalls != 2 || res.Totals.ToolCalls != 1 {
 		t.Fatalf("totals %+v, want 2 model calls and a tool call", res.Totals)
 	}
@@ -95,7 +96,7 @@ global:
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, run := rtRecord(t, cfg, "What is 6*7?")
+	res, run := recordRun(t, cfg, "What is 6*7?", logs.StatusOK)
 	if res.Totals.ModelCalls != 2 || res.Totals.ToolCalls != 1 {
 		t.Fatalf("totals %+v, want 2 model calls and a tool call", res.Totals)
 	}

@@ -36,15 +36,7 @@ mock:
     - tool_calls: [{name: replay_test_flood, arguments: {}}]
     - text: "<answer>read</answer>"
 `)
-	root := t.TempDir()
-	res, err := tactics.Run(t.Context(), cfg, "Read.", tactics.RunOptions{LogDir: root})
-	if err != nil || res.Status != logs.StatusOK {
-		t.Fatalf("recording: %v %+v", err, res)
-	}
-	run, err := logs.Open(root, res.RunID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, run := recordRun(t, cfg, "Read.", logs.StatusOK)
 	calls := mustLoad(t, run).ToolCalls()
 	whole := "Return of calling function replay_test_flood with arguments {}:\n" + flood
 	if len(calls) != 1 || calls[0].Result != whole[:1000]+fmt.Sprintf("\n[output cut to the first 1000 of %d bytes]", len(whole)) {

@@ -45,14 +45,9 @@ mock:
 // the recorded timeout without running the tool or waiting for it.
 func TestToolTimeoutReplays(t *testing.T) {
 	cfg := edgeConfig(t, stuckConfig)
-	root := t.TempDir()
-	res, err := tactics.Run(t.Context(), cfg, "Wait.", tactics.RunOptions{LogDir: root})
-	if err != nil || res.Status != logs.StatusOK || !strings.Contains(string(res.Result), "gave up") {
-		t.Fatalf("recording: %v %+v", err, res)
-	}
-	run, err := logs.Open(root, res.RunID)
-	if err != nil {
-		t.Fatal(err)
+	res, run := recordRun(t, cfg, "Wait.", logs.StatusOK)
+	if !strings.Contains(string(res.Result), "gave up") {
+		t.Fatalf("recording: %s", res.Result)
 	}
 	rec := mustLoad(t, run)
 	calls := rec.ToolCalls()
