@@ -90,6 +90,10 @@ func (c *schemaCheck) check(v any, s *jsonschema.Schema, path string, depth int)
 		if s.Type != "" {
 			want = []string{s.Type}
 		}
+		if len(want) == 0 {
+			c.add(path, "%s is not allowed: the schema's type list is empty", short(v))
+			return
+		}
 		c.add(path, "%s is %s, want %s", short(v), article(jsonTypeOf(v)), orList(want, article))
 		return // the other keywords would only repeat it
 	}
@@ -443,15 +447,19 @@ func jsonTypeOf(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// article puts "a" or "an" before a type name; null stays bare.
+// article puts "a" or "an" before a JSON type name; null stays bare, and
+// a name JSON Schema does not define (a schema may say "type": [""]) is
+// quoted.
 func article(typ string) string {
-	switch {
-	case typ == "null":
+	switch typ {
+	case "null":
 		return typ
-	case strings.IndexByte("aeiou", typ[0]) >= 0:
+	case "array", "integer", "object":
 		return "an " + typ
+	case "boolean", "number", "string":
+		return "a " + typ
 	}
-	return "a " + typ
+	return strconv.Quote(typ)
 }
 
 // orList joins the items, shown by show, as "x", "x or y" or "x, y or z".
