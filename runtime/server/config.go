@@ -32,7 +32,8 @@ type Config struct {
 	Tokens *contextmgr.Tokenizer
 	// AskUserTimeout is params.ask_user_timeout (zero when unset).
 	AskUserTimeout time.Duration
-	// MaxContentBytes is params.max_content_bytes (zero when unset).
+	// MaxContentBytes is params.max_content_bytes, zero when unset
+	// (Options.MaxContentBytes: DefaultMaxContentBytes).
 	MaxContentBytes int
 	// TrashRetention is params.trash_retention, how long deleted
 	// conversations stay in the trash (conversation.Options.TrashRetention):
@@ -189,6 +190,9 @@ func serveParamsOf(cfg *config.Config, out *Config) (serveParams, []error) {
 		return p, []error{err} // every unknown key and wrong type, at its place
 	}
 	var errs []error
+	if p.MaxContentBytes < 0 {
+		errs = append(errs, cfg.Errorf([]string{"params", "max_content_bytes"}, "params.max_content_bytes is %d: want a number of bytes such as 65536, or 0 for the default (%d)", p.MaxContentBytes, DefaultMaxContentBytes))
+	}
 	out.MaxContentBytes = p.MaxContentBytes
 	if p.AskUserTimeout != nil && p.AskUserTimeout != "" { // "" leaves it unset
 		d, err := config.ParseDuration(p.AskUserTimeout)

@@ -1,0 +1,43 @@
+package server
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lllm-go/lllm/runtime/config"
+)
+
+// A negative params.max_content_bytes is an error at its place; it
+// silently meant the default.
+func TestServeParamsMaxContentBytes(t *testing.T) {
+	const head = "tactic_type: serve\nglobal: {model_name: mock/x}\nagent_configs: [{name: a, system_prompt: Hi.}]\n"
+	for _, tc := range []struct {
+		params string
+		want   int
+		err    string
+	}{
+		{"", 0, ""},
+		{"params: {max_content_bytes: 0}\n", 0, ""},
+		{"params: {max_content_bytes: 1000}\n", 1000, ""},
+		{"params: {max_content_bytes: -1}\n", 0, `serve.yaml:4:10: params.max_content_bytes is -1: want a number of bytes such as 65536, or 0 for the default (65536)`},
+		{"params:\n  data_dir: d\n  max_content_bytes: -65536\n", 0, `serve.yaml:6:3: params.max_content_bytes is -65536`},
+	} {
+		cfg, err := config.Parse(filepath.Join(t.TempDir(), "serve.yaml"), []byte(head+tc.params), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := FromConfig(context.Background(), cfg)
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: want an error with %q, got %v", tc.params, tc.err, err)
+			}
+		case err != nil:
+			t.Errorf("%q: %v", tc.params, err)
+		case got.MaxContentBytes != tc.want:
+			t.Errorf("%q: MaxContentBytes %d, want %d", tc.params, got.MaxContentBytes, tc.want)
+		}
+	}
+}
