@@ -131,7 +131,7 @@ func (p *Prompt) Render(args map[string]any) (string, error) {
 		return "", err
 	}
 	if len(t.vars) == 0 {
-		return t.text, nil
+		return t.text(), nil
 	}
 	var missing []string
 	for _, name := range t.vars {
@@ -143,7 +143,7 @@ func (p *Prompt) Render(args map[string]any) (string, error) {
 		return "", &MissingVariablesError{Prompt: p.Path, Names: missing}
 	}
 	var b strings.Builder
-	b.Grow(len(t.text) + 16*len(t.segs))
+	b.Grow(t.lits + 16*len(t.segs))
 	for _, s := range t.segs {
 		if s.name == "" {
 			b.WriteString(s.text)
@@ -217,7 +217,16 @@ type template struct {
 	src  string    // the source it was parsed from
 	segs []segment // literal text and variables, in order
 	vars []string  // distinct variable names in order of first appearance
-	text string    // the literal text alone, escapes resolved
+	lits int       // bytes of literal text, escapes resolved
+}
+
+// text is the text of a template without variables, escapes resolved:
+// its one literal segment.
+func (t *template) text() string {
+	if len(t.segs) == 0 {
+		return ""
+	}
+	return t.segs[0].text
 }
 
 // segment is literal text (name == "") or a variable.
@@ -229,10 +238,11 @@ type segment struct {
 // parseTemplate parses src, the template of the prompt at path.
 func parseTemplate(path, src string) (*template, error) {
 	t := &template{src: src}
-	var lit, all strings.Builder
+	var lit strings.Builder
 	flush := func() {
 		if lit.Len() > 0 {
 			t.segs = append(t.segs, segment{text: lit.String()})
+			t.lits += lit.Len()
 			lit.Reset()
 		}
 	}
@@ -242,7 +252,6 @@ func parseTemplate(path, src string) (*template, error) {
 		case '{':
 			if i+1 < len(src) && src[i+1] == '{' {
 				lit.WriteByte('{')
-				all.WriteByte('{')
 				i += 2
 				continue
 			}
@@ -261,7 +270,6 @@ func parseTemplate(path, src string) (*template, error) {
 		case '}':
 			if i+1 < len(src) && src[i+1] == '}' {
 				lit.WriteByte('}')
-				all.WriteByte('}')
 				i += 2
 				continue
 			}
@@ -272,12 +280,10 @@ func parseTemplate(path, src string) (*template, error) {
 				j = len(src) - i
 			}
 			lit.WriteString(src[i : i+j])
-			all.WriteString(src[i : i+j])
 			i += j
 		}
 	}
 	flush()
-	t.text = all.String()
 	return t, nil
 }
 
@@ -320,9 +326,18 @@ func scanIdent(s string) int {
 func braceError(path, src string, i int) error {
 	rest := src[i+1:]
 	if end := strings.IndexAny(rest, "{}\n"); end >= 0 && rest[end] == '}' {
+		bad := src[i : i+1+end+1]
+		if utf8.RuneCountInString(bad) > maxShown { // a long line is not quoted whole
+			cut := 0
+			for range maxShown - 2 {
+				_, size := utf8.DecodeRuneInString(bad[cut:])
+				cut += size
+			}
+			bad = bad[:cut] + "…}"
+		}
 		return templateError(path, src, i, fmt.Sprintf(
 			"%q is not a variable (names are ASCII letters, digits and '_', not starting with a digit, joined by '.'); "+
-				`write "{{" and "}}" for literal braces`, src[i:i+1+end+1]))
+				`write "{{" and "}}" for literal braces`, bad))
 	}
 	return templateError(path, src, i, `unmatched "{"; write "{{" for a literal brace`)
 }
