@@ -39,7 +39,7 @@ const NotStarted = "not started: the batch was cancelled"
 // Check builds cfg's tactic and agents as Run would, without running
 // anything: it returns the *ConfigError Run would return, or nil.
 func Check(ctx context.Context, cfg *config.Config, opts RunOptions) error {
-	_, _, err := prepare(ctx, cfg, opts, newPromptSource(cfg, opts))
+	_, err := prepare(ctx, cfg, opts, newPromptSource(cfg, opts))
 	return err
 }
 

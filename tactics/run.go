@@ -126,7 +126,7 @@ type Runner struct {
 // opened with.
 func Prepare(ctx context.Context, cfg *config.Config, opts RunOptions) (*Runner, error) {
 	ps := newPromptSource(cfg, opts)
-	_, specs, err := prepare(ctx, cfg, opts, ps)
+	specs, err := prepare(ctx, cfg, opts, ps)
 	if err != nil {
 		return nil, err
 	}
@@ -183,13 +183,7 @@ func (r *Runner) RunLabeled(ctx context.Context, task string, labels map[string]
 	if err != nil {
 		return nil, err
 	}
-	makers := make(map[string]func() *Agent, len(r.specs))
-	for name, sp := range r.specs {
-		own := *sp // this run's copy: its agents log to this run's log
-		own.log = w
-		makers[name] = own.make
-	}
-	s := NewSession(cfg.TacticType, t, makers, w)
+	s := NewSession(cfg.TacticType, t, agentMakers(r.specs, w), w)
 	s.prompts = r.prompts
 	var out any
 	if err = checkTask(task); err == nil {
@@ -272,20 +266,25 @@ func (sp *agentSpec) make() *Agent {
 		Tokens: sp.tokens, Sleep: sp.sleep, Retrying: sp.retry, CallTool: sp.callTool, Log: sp.log}
 }
 
-// agentMakers are the makers of agents of specs, without a log.
-func agentMakers(specs map[string]*agentSpec) map[string]func() *Agent {
+// agentMakers are the makers of agents of specs whose agents write to
+// log (nil: none). Each maker has its own copy of its spec, so the makers
+// of one run's log never touch another's.
+func agentMakers(specs map[string]*agentSpec, log Log) map[string]func() *Agent {
 	out := make(map[string]func() *Agent, len(specs))
 	for n, sp := range specs {
-		out[n] = sp.make
+		own := *sp
+		own.log = log
+		out[n] = own.make
 	}
 	return out
 }
 
-// prepare checks cfg and builds its tactic and the makers of its agents,
-// opening each agent's model (which touches no network), with system
-// prompt files from ps. Every problem is reported at once, as a
-// *ConfigError.
-func prepare(ctx context.Context, cfg *config.Config, opts RunOptions, ps *promptSource) (Tactic, map[string]*agentSpec, error) {
+// prepare checks cfg and builds the specs of its agents, opening each
+// agent's model (which touches no network), with system prompt files from
+// ps. It builds the tactic only to check its params and the agents and
+// prompt variables it needs: each run builds its own. Every problem is
+// reported at once, as a *ConfigError.
+func prepare(ctx context.Context, cfg *config.Config, opts RunOptions, ps *promptSource) (map[string]*agentSpec, error) {
 	// Every problem at once: the tactic's params, the agents it needs,
 	// and each agent's own.
 	var errs []error
@@ -316,7 +315,7 @@ func prepare(ctx context.Context, cfg *config.Config, opts RunOptions, ps *promp
 		case errors.As(err, &ce):
 			errs = append(errs, unjoin(ce.Err)...)
 		case err != nil:
-			return nil, nil, err
+			return nil, err
 		}
 		// With the agents' other problems: specs holds the system prompt
 		// of every agent whose prompt parsed, even when its model did not.
@@ -325,9 +324,9 @@ func prepare(ctx context.Context, cfg *config.Config, opts RunOptions, ps *promp
 		}
 	}
 	if len(errs) > 0 {
-		return nil, nil, &ConfigError{errors.Join(errs...)}
+		return nil, &ConfigError{errors.Join(errs...)}
 	}
-	return t, specs, nil
+	return specs, nil
 }
 
 // unjoin is the errors err joins, however deep, or err.
@@ -358,7 +357,7 @@ func Agents(ctx context.Context, cfg *config.Config, opts RunOptions) (map[strin
 	if err != nil {
 		return nil, err
 	}
-	return agentMakers(specs), nil
+	return agentMakers(specs, nil), nil
 }
 
 // PromptFiles returns the text of every prompt file of cfg's prompts
