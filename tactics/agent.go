@@ -758,35 +758,44 @@ func (a *Agent) generate(ctx context.Context, work *dialog.Dialog, req *provider
 		if werr := a.write(&logs.Record{Kind: logs.KindModelCall, Dialog: work.ID(), ModelCall: rec}); werr != nil {
 			return nil, werr
 		}
-		switch {
-		case pe.Kind == provider.ErrCancelled || ctx.Err() != nil:
-			return nil, err
-		case pe.Retryable() && attempt <= lim.MaxRetries:
-			d := lim.backoff(attempt, pe.Retry)
-			if why := lim.tooLong(ctx, pe.Retry, d); why != "" {
-				pe := *pe
-				if pe.Err == nil {
-					pe.Err = fmt.Errorf("not retried: %s", why)
-				} else {
-					pe.Err = fmt.Errorf("%w (not retried: %s)", pe.Err, why)
-				}
-				return nil, &pe
-			}
-			a.retrying(Retry{Agent: a.Name, Attempt: attempt, Left: lim.MaxRetries - attempt + 1, Err: pe, Wait: d})
-			wait := a.Sleep
-			if wait == nil {
-				wait = sleep
-			}
-			if err := wait(ctx, d); err != nil {
-				return nil, err
-			}
-		case !pe.Retryable() && recalls < lim.MaxLLMRecall:
-			recalls++
-			a.retrying(Retry{Agent: a.Name, Attempt: attempt, Left: lim.MaxLLMRecall - recalls + 1, Err: pe})
-		default:
+		if err := a.nextAttempt(ctx, err, pe, attempt, &recalls, lim); err != nil {
 			return nil, err
 		}
 	}
+}
+
+// nextAttempt decides whether the model call whose attempt (from 1) failed with
+// err, pe as a provider error, is made again: it returns nil once the
+// next attempt may start (after the backoff wait of a retryable error,
+// or at once for a recall, counted in recalls), else the error the call
+// fails with.
+func (a *Agent) nextAttempt(ctx context.Context, err error, pe *provider.Error, attempt int, recalls *int, lim Limits) error {
+	switch {
+	case pe.Kind == provider.ErrCancelled || ctx.Err() != nil:
+		return err
+	case pe.Retryable() && attempt <= lim.MaxRetries:
+		d := lim.backoff(attempt, pe.Retry)
+		if why := lim.tooLong(ctx, pe.Retry, d); why != "" {
+			pe := *pe
+			if pe.Err == nil {
+				pe.Err = fmt.Errorf("not retried: %s", why)
+			} else {
+				pe.Err = fmt.Errorf("%w (not retried: %s)", pe.Err, why)
+			}
+			return &pe
+		}
+		a.retrying(Retry{Agent: a.Name, Attempt: attempt, Left: lim.MaxRetries - attempt + 1, Err: pe, Wait: d})
+		wait := a.Sleep
+		if wait == nil {
+			wait = sleep
+		}
+		return wait(ctx, d)
+	case !pe.Retryable() && *recalls < lim.MaxLLMRecall:
+		*recalls++
+		a.retrying(Retry{Agent: a.Name, Attempt: attempt, Left: lim.MaxLLMRecall - *recalls + 1, Err: pe})
+		return nil
+	}
+	return err
 }
 
 // attempt makes one try of a model call, within timeout when it is not
