@@ -37,15 +37,7 @@ const (
 // with the variable {error_message}: p.Handler.OnException if set, else
 // "Error: {error_message}. Please fix." at path p.Path+"#on_exception", with
 // p's tools, parser, format and handler.
-func (p *Prompt) ExceptionPrompt() *Prompt {
-	if p == nil {
-		return nil
-	}
-	if h := p.Handler.OnException; h != nil {
-		return h
-	}
-	return p.derived(onException)
-}
+func (p *Prompt) ExceptionPrompt() *Prompt { return p.followUp(onException) }
 
 // InterruptPrompt is the prompt that carries tool results back to the model
 // after it called p's tools, with the variable {call_results}: it is sent as
@@ -54,34 +46,26 @@ func (p *Prompt) ExceptionPrompt() *Prompt {
 //
 // The Python reference dropped the format here, so a structured reply that
 // followed a tool call was no longer constrained; ours keeps it.
-func (p *Prompt) InterruptPrompt() *Prompt {
-	if p == nil {
-		return nil
-	}
-	if h := p.Handler.OnInterrupt; h != nil {
-		return h
-	}
-	return p.derived(onInterrupt)
-}
+func (p *Prompt) InterruptPrompt() *Prompt { return p.followUp(onInterrupt) }
 
 // InterruptFinalPrompt is the prompt to send when the model has used up its
 // rounds of tool calls: p.Handler.OnInterruptFinal if set, else "You are
 // reaching the limit of tool calls. Provide the final response." at path
 // p.Path+"#on_interrupt_final", with no tools and p's parser, format and
 // handler.
-func (p *Prompt) InterruptFinalPrompt() *Prompt {
+func (p *Prompt) InterruptFinalPrompt() *Prompt { return p.followUp(onInterruptFinal) }
+
+// followUp returns p's handler prompt of the given kind: the one p.Handler
+// sets, else the default, derived once per prompt built by NewPrompt and
+// on every call otherwise. A nil p has none.
+func (p *Prompt) followUp(kind int) *Prompt {
 	if p == nil {
 		return nil
 	}
-	if h := p.Handler.OnInterruptFinal; h != nil {
+	set := [...]*Prompt{onException: p.Handler.OnException, onInterrupt: p.Handler.OnInterrupt, onInterruptFinal: p.Handler.OnInterruptFinal}
+	if h := set[kind]; h != nil {
 		return h
 	}
-	return p.derived(onInterruptFinal)
-}
-
-// derived returns the default handler prompt of the given kind, derived once
-// per prompt built by NewPrompt and on every call otherwise.
-func (p *Prompt) derived(kind int) *Prompt {
 	c := p.handlers
 	if c == nil || c.owner != p {
 		return p.derive(kind)

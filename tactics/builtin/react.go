@@ -52,7 +52,7 @@ func newReact(params map[string]any) (tactics.Tactic, error) {
 	}
 	steps, names := ps.MaxSteps, ps.Tools
 	if names == nil {
-		names = ToolNames()
+		names = tactics.ToolNames()
 	}
 	fns, err := lookupTools(names)
 	if err != nil {
