@@ -15,7 +15,7 @@ import (
 // with '#' names the working copies of an agent's call loop (main#1),
 // which no other pattern selects.
 type Pattern struct {
-	owner, alias string // owner "" matches any owner
+	owner, alias string // path.Match patterns; an ALIAS alone has owner "*"
 }
 
 // ParsePattern checks s and returns the Pattern it is.
