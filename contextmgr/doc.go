@@ -1,7 +1,9 @@
 // Package contextmgr shapes what a model sees. Before every model call an
 // agent passes a working copy of its dialog through its context manager,
 // which returns the messages to send; the canonical dialog and its messages
-// are never changed.
+// are never changed. The working copy holds the dialog and this Respond's
+// own tool rounds: the tool rounds of earlier Responds stayed in their
+// working copies, and only their final replies are in the dialog.
 //
 // A [Manager] is built by name from an agent's configuration with [New]:
 //

@@ -39,7 +39,9 @@ type Result struct {
 	// Messages are the messages to send. When nothing was changed it may
 	// be Input.Messages itself; a message that was changed is a new one.
 	Messages []*dialog.Message
-	// Action names what was done: "none", "truncate", "window", "summary".
+	// Action names what was done, as the run log records it: the built-in
+	// managers say "none", "truncate", "window" or "summary"; a manager of
+	// one's own may name its own.
 	Action string
 	// TokensBefore and TokensAfter count the input messages and the
 	// messages to send, without the tool declarations (0 for the
