@@ -441,48 +441,39 @@ func (c *Conversation) load() error {
 	if st, err := f.Stat(); err == nil {
 		c.log.id = st // the file later writes must find at its path
 	}
-	type pending struct {
-		seq     int64
-		ts      time.Time
-		raw     json.RawMessage
-		asks    []Ask
-		aborted *Abort
+	l := loader{c: c}
+	if err := c.readRecords(f, l.apply); err != nil {
+		return err
 	}
-	// turn finds the live message a record of a run refers to; nil when
-	// it is not live (it cannot be: a compaction never runs during a run).
-	turn := func(live []pending, seq int64) *pending {
-		for i := len(live) - 1; i >= 0; i-- {
-			if live[i].seq == seq {
-				return &live[i]
-			}
-		}
-		return nil
-	}
-	var live []pending
-	var summary *Entry
-	var sinceRead []json.RawMessage // message records after the last read record
-	r := bufio.NewReaderSize(f, 64<<10)
-	var off int64
+	return l.finish()
+}
+
+// readRecords calls apply with each record of the log r reads, checking
+// that their seqs follow each other, and counts them (c.log.seq and
+// c.log.size). A torn last line is skipped with a warning; any other
+// unreadable record is an error naming the file and line.
+func (c *Conversation) readRecords(r io.Reader, apply func(lineNo int, rec *record) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
 	for lineNo := 1; ; lineNo++ {
-		line, err := r.ReadBytes('\n')
+		line, err := br.ReadBytes('\n')
 		if err != nil && err != io.EOF {
 			return fmt.Errorf("conversation: reading %s: %w", c.log.path, err)
 		}
 		if len(line) == 0 {
-			break
+			return nil
 		}
 		torn := func(why string) {
 			c.store.warn(fmt.Sprintf("conversation: %s:%d: skipping a torn last line (%s); it will be overwritten", c.log.path, lineNo, why))
 		}
 		if line[len(line)-1] != '\n' {
 			torn("no newline at the end")
-			break
+			return nil
 		}
 		var rec record
 		if derr := jsonv2.Unmarshal(line, &rec); derr != nil || rec.Kind == "" {
-			if _, perr := r.Peek(1); perr == io.EOF {
+			if _, perr := br.Peek(1); perr == io.EOF {
 				torn("not a whole record")
-				break
+				return nil
 			}
 			if derr == nil {
 				derr = errors.New("no kind")
@@ -492,82 +483,125 @@ func (c *Conversation) load() error {
 		if rec.Seq != c.log.seq+1 {
 			return fmt.Errorf("conversation: %s:%d: record seq %d, want %d", c.log.path, lineNo, rec.Seq, c.log.seq+1)
 		}
-		bad := func(what string) error {
-			return fmt.Errorf("conversation: %s:%d: %s record without its %s", c.log.path, lineNo, rec.Kind, what)
-		}
-		switch rec.Kind {
-		case KindOpen:
-			if rec.Open == nil {
-				return bad("payload")
-			}
-			if err := checkVersion(rec.Open.Version); err != nil {
-				return fmt.Errorf("conversation: %s: %w", c.log.path, err)
-			}
-		case KindMessage:
-			if len(rec.Message) == 0 {
-				return bad("message")
-			}
-			live = append(live, pending{seq: rec.Seq, ts: rec.Time, raw: rec.Message})
-			sinceRead = append(sinceRead, rec.Message)
-			// Guests are found from the raw record, so archived
-			// messages need not be decoded.
-			if bytes.Contains(rec.Message, []byte(`"agent":`)) {
-				m, err := decodeMessage(rec.Message)
-				if err != nil {
-					return fmt.Errorf("conversation: %s:%d: %w", c.log.path, lineNo, err)
-				}
-				c.noteGuest(m)
-			}
-		case KindTitle:
-			if rec.Title == nil {
-				return bad("title")
-			}
-			c.title = *rec.Title
-		case KindCWD:
-			if rec.CWD == nil {
-				return bad("cwd")
-			}
-			c.cwd = *rec.CWD
-		case KindRead:
-			if rec.Read == nil {
-				return bad("read")
-			}
-			c.readSeq = *rec.Read
-			sinceRead = sinceRead[:0]
-		case KindCompact:
-			if rec.Compact == nil {
-				return bad("marker")
-			}
-			mk := rec.Compact
-			c.archives = append(c.archives, archiveOf(mk))
-			live = live[:0:0]
-			summary = &Entry{Seq: rec.Seq, Time: rec.Time, Message: summaryMessage(mk)}
-		case KindAsk:
-			if rec.Ask == nil {
-				return bad("ask")
-			}
-			if p := turn(live, rec.Ask.Turn); p != nil {
-				a := *rec.Ask
-				a.Seq, a.Time = rec.Seq, rec.Time
-				p.asks = append(p.asks, a)
-			}
-		case KindAbort:
-			if rec.Abort == nil {
-				return bad("abort")
-			}
-			if p := turn(live, rec.Abort.Turn); p != nil {
-				a := *rec.Abort
-				a.Seq, a.Time = rec.Seq, rec.Time
-				p.aborted = &a
-			}
-		default:
-			// An unknown kind of a newer minor version is skipped.
+		if err := apply(lineNo, &rec); err != nil {
+			return err
 		}
 		c.log.seq = rec.Seq
-		off += int64(len(line))
-		c.log.size = off
+		c.log.size += int64(len(line))
 	}
-	for _, raw := range sinceRead {
+}
+
+// loader restores a conversation from its log's records.
+type loader struct {
+	c         *Conversation
+	live      []liveRecord      // the messages since the last compaction
+	summary   *Entry            // the last compaction's summary, if any
+	sinceRead []json.RawMessage // message records after the last read record
+}
+
+// liveRecord is a live message as its record holds it, with the records of
+// the run that answered it.
+type liveRecord struct {
+	seq     int64
+	ts      time.Time
+	raw     json.RawMessage
+	asks    []Ask
+	aborted *Abort
+}
+
+// turn finds the live message a record of a run refers to; nil when it
+// is not live (it cannot be: a compaction never runs during a run).
+func (l *loader) turn(seq int64) *liveRecord {
+	for i := len(l.live) - 1; i >= 0; i-- {
+		if l.live[i].seq == seq {
+			return &l.live[i]
+		}
+	}
+	return nil
+}
+
+// apply restores what rec, on line lineNo, says.
+func (l *loader) apply(lineNo int, rec *record) error {
+	c := l.c
+	bad := func(what string) error {
+		return fmt.Errorf("conversation: %s:%d: %s record without its %s", c.log.path, lineNo, rec.Kind, what)
+	}
+	switch rec.Kind {
+	case KindOpen:
+		if rec.Open == nil {
+			return bad("payload")
+		}
+		if err := checkVersion(rec.Open.Version); err != nil {
+			return fmt.Errorf("conversation: %s: %w", c.log.path, err)
+		}
+	case KindMessage:
+		if len(rec.Message) == 0 {
+			return bad("message")
+		}
+		l.live = append(l.live, liveRecord{seq: rec.Seq, ts: rec.Time, raw: rec.Message})
+		l.sinceRead = append(l.sinceRead, rec.Message)
+		// Guests are found from the raw record, so archived messages
+		// need not be decoded.
+		if bytes.Contains(rec.Message, []byte(`"agent":`)) {
+			m, err := decodeMessage(rec.Message)
+			if err != nil {
+				return fmt.Errorf("conversation: %s:%d: %w", c.log.path, lineNo, err)
+			}
+			c.noteGuest(m)
+		}
+	case KindTitle:
+		if rec.Title == nil {
+			return bad("title")
+		}
+		c.title = *rec.Title
+	case KindCWD:
+		if rec.CWD == nil {
+			return bad("cwd")
+		}
+		c.cwd = *rec.CWD
+	case KindRead:
+		if rec.Read == nil {
+			return bad("read")
+		}
+		c.readSeq = *rec.Read
+		l.sinceRead = l.sinceRead[:0]
+	case KindCompact:
+		if rec.Compact == nil {
+			return bad("marker")
+		}
+		mk := rec.Compact
+		c.archives = append(c.archives, archiveOf(mk))
+		l.live = l.live[:0:0]
+		l.summary = &Entry{Seq: rec.Seq, Time: rec.Time, Message: summaryMessage(mk)}
+	case KindAsk:
+		if rec.Ask == nil {
+			return bad("ask")
+		}
+		if p := l.turn(rec.Ask.Turn); p != nil {
+			a := *rec.Ask
+			a.Seq, a.Time = rec.Seq, rec.Time
+			p.asks = append(p.asks, a)
+		}
+	case KindAbort:
+		if rec.Abort == nil {
+			return bad("abort")
+		}
+		if p := l.turn(rec.Abort.Turn); p != nil {
+			a := *rec.Abort
+			a.Seq, a.Time = rec.Seq, rec.Time
+			p.aborted = &a
+		}
+	default:
+		// An unknown kind of a newer minor version is skipped.
+	}
+	return nil
+}
+
+// finish counts the replies not yet read and decodes the live history,
+// once every record is applied.
+func (l *loader) finish() error {
+	c := l.c
+	for _, raw := range l.sinceRead {
 		var m struct {
 			Role dialog.Role `json:"role"`
 		}
@@ -575,10 +609,10 @@ func (c *Conversation) load() error {
 			c.unread++
 		}
 	}
-	if summary != nil {
-		c.live = append(c.live, *summary)
+	if l.summary != nil {
+		c.live = append(c.live, *l.summary)
 	}
-	for _, p := range live {
+	for _, p := range l.live {
 		m, err := decodeMessage(p.raw)
 		if err != nil {
 			return fmt.Errorf("conversation: %s: record %d: %w", c.log.path, p.seq, err)
