@@ -459,8 +459,11 @@ func (m *Mock) count(h uint64) uint64 {
 }
 
 // injectError decides whether this occurrence of request h fails.
-func (m *Mock) injectError(h uint64) bool {
-	n := m.count(h)
+func (m *Mock) injectError(h uint64) bool { return m.fails(h, m.count(h)) }
+
+// fails decides whether occurrence n (from 0) of request h fails: a hash
+// of the seed, the request and n, below the error rate.
+func (m *Mock) fails(h, n uint64) bool {
 	f := fnv.New64a()
 	var b [24]byte
 	binary.LittleEndian.PutUint64(b[0:], uint64(m.cfg.Seed))

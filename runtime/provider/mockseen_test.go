@@ -1,8 +1,6 @@
 package provider
 
 import (
-	"encoding/binary"
-	"hash/fnv"
 	"testing"
 )
 
@@ -20,13 +18,7 @@ func TestMockSeenIsBounded(t *testing.T) {
 	want := func(h uint64) bool {
 		n := counts[h]
 		counts[h]++
-		f := fnv.New64a()
-		var b [24]byte
-		binary.LittleEndian.PutUint64(b[0:], uint64(m.cfg.Seed))
-		binary.LittleEndian.PutUint64(b[8:], h)
-		binary.LittleEndian.PutUint64(b[16:], n)
-		f.Write(b[:])
-		return float64(f.Sum64()>>11)/(1<<53) < m.cfg.ErrorRate
+		return m.fails(h, n)
 	}
 	const distinct = 3 * mockSeenLimit
 	for i := range uint64(distinct) {
