@@ -24,11 +24,7 @@ func TestServeParamsMaxContentBytes(t *testing.T) {
 		{"params: {max_content_bytes: -1}\n", 0, `serve.yaml:4:10: params.max_content_bytes is -1: want a number of bytes such as 65536, or 0 for the default (65536)`},
 		{"params:\n  data_dir: d\n  max_content_bytes: -65536\n", 0, `serve.yaml:6:3: params.max_content_bytes is -65536`},
 	} {
-		cfg, err := config.Parse(filepath.Join(t.TempDir(), "serve.yaml"), []byte(head+tc.params), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := FromConfig(context.Background(), cfg)
+		got, err := fromYAML(t, head+tc.params)
 		switch {
 		case tc.err != "":
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
@@ -40,4 +36,14 @@ func TestServeParamsMaxContentBytes(t *testing.T) {
 			t.Errorf("%q: MaxContentBytes %d, want %d", tc.params, got.MaxContentBytes, tc.want)
 		}
 	}
+}
+
+// fromYAML is FromConfig of the serve config body, in a file serve.yaml.
+func fromYAML(t *testing.T, body string) (*Config, error) {
+	t.Helper()
+	cfg, err := config.Parse(filepath.Join(t.TempDir(), "serve.yaml"), []byte(body), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return FromConfig(context.Background(), cfg)
 }

@@ -149,11 +149,7 @@ func TestConfigTrashRetention(t *testing.T) {
 		{"params: {trash_retention: 30d}\n", 0, `serve.yaml:4:10: params.trash_retention "30d": want a duration such as 720h (30 days), or 0 to keep deleted conversations for ever`},
 		{"params: {trash_retention: -1h}\n", 0, `params.trash_retention "-1h"`},
 	} {
-		cfg, err := config.Parse(filepath.Join(t.TempDir(), "serve.yaml"), []byte(head+tc.params), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := FromConfig(context.Background(), cfg)
+		got, err := fromYAML(t, head+tc.params)
 		switch {
 		case tc.err != "":
 			if err == nil || !strings.Contains(err.Error(), tc.err) {

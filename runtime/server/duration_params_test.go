@@ -1,13 +1,9 @@
 package server
 
 import (
-	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/lllm-go/lllm/runtime/config"
 )
 
 // A serve config's durations take a number of seconds, as call_timeout
@@ -25,11 +21,7 @@ func TestServeParamsDurationsInSeconds(t *testing.T) {
 		{"params: {trash_retention: -5}\n", 0, 0, `serve.yaml:4:10: params.trash_retention -5: want a duration such as 720h (30 days), or 0 to keep deleted conversations for ever`},
 		{"params: {ask_user_timeout: [1]}\n", 0, 0, `serve.yaml:4:10: params.ask_user_timeout [1]: want a positive duration such as 5m`},
 	} {
-		cfg, err := config.Parse(filepath.Join(t.TempDir(), "serve.yaml"), []byte(head+tc.params), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := FromConfig(context.Background(), cfg)
+		got, err := fromYAML(t, head+tc.params)
 		switch {
 		case tc.err != "":
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
