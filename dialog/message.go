@@ -224,6 +224,29 @@ func (m *Message) SanitizedName() string {
 // ParsedInto decodes the parser output into v.
 func (m *Message) ParsedInto(v any) error { return json.Unmarshal(m.Parsed, v) }
 
+// Tag returns the last <name>...</name> of a reply parsed by a [TagParser]
+// that has name among its XMLTags, trimmed as Parse trims it, and whether
+// there is one. It is false for a message that was not parsed, or not by a
+// TagParser.
+//
+//	// the prompt has dialog.WithParser(&dialog.TagParser{XMLTags: []string{"answer"}})
+//	reply, _, err := agent.Respond(ctx)
+//	answer, ok := reply.Tag("answer")
+func (m *Message) Tag(name string) (string, bool) {
+	if len(m.Parsed) == 0 {
+		return "", false
+	}
+	var r TagResult
+	if err := m.ParsedInto(&r); err != nil {
+		return "", false
+	}
+	vs := r.XML[name]
+	if len(vs) == 0 {
+		return "", false
+	}
+	return vs[len(vs)-1], true
+}
+
 // Clone returns a deep copy of m that shares no memory with it.
 func (m *Message) Clone() *Message {
 	c := *m

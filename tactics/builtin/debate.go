@@ -114,7 +114,7 @@ func (t debate) Call(ctx context.Context, s *tactics.Session, task string) (any,
 	if err != nil {
 		return nil, fmt.Errorf("verdict: %w", err)
 	}
-	verdict, ok := lastTag(v, "verdict")
+	verdict, ok := v.Tag("verdict")
 	if !ok {
 		return nil, fmt.Errorf("%s gave no <verdict>", tactics.AgentLabel(judge.Name))
 	}

@@ -20,20 +20,6 @@ func atLeast(name string, n, least int) error {
 	return nil
 }
 
-// lastTag is the last <tag>...</tag> of a reply parsed by a TagParser, and
-// whether there is one.
-func lastTag(m *dialog.Message, tag string) (string, bool) {
-	r, err := tagResult(m)
-	if err != nil {
-		return "", false
-	}
-	vs := r.XML[tag]
-	if len(vs) == 0 {
-		return "", false
-	}
-	return vs[len(vs)-1], true
-}
-
 // tagResult decodes the parsed output of a reply parsed by a TagParser.
 func tagResult(m *dialog.Message) (*dialog.TagResult, error) {
 	var r dialog.TagResult

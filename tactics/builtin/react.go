@@ -90,7 +90,7 @@ func (t *react) Call(ctx context.Context, s *tactics.Session, task string) (any,
 		}
 		return nil, err
 	}
-	answer, ok := lastTag(reply, "answer")
+	answer, ok := reply.Tag("answer")
 	if !ok {
 		return nil, fmt.Errorf("%s gave no <answer>", tactics.AgentLabel(a.Name))
 	}
