@@ -34,7 +34,8 @@
 // No manager separates a tool call from its results: a message that
 // requests tool calls and the tool messages that answer it are kept or
 // dropped together, and never cut. A message that is cut is a new message;
-// the input is left as it was. Other managers can be added with [Register].
+// the input is left as it was. Other managers can be added with [Register];
+// their factories read their keys with [DecodeConfig].
 //
 // # Differences from the reference
 //
