@@ -81,7 +81,8 @@ func NewFunction[In, Out any](name, description string, fn func(context.Context,
 
 // NewFunctionSchema returns the function name that runs fn, with a
 // hand-written parameter schema, which must be a JSON schema of type
-// "object" whose references are all local. Its "required" list becomes
+// "object" whose references are all local, none of them looping back to
+// the same value (see [NewPrompt]). Its "required" list becomes
 // Required. fn gets the arguments as the model wrote them, once they are
 // checked against the schema.
 func NewFunctionSchema(name, description string, parameters json.RawMessage, fn func(context.Context, json.RawMessage) (any, error)) (*Function, error) {
@@ -162,6 +163,9 @@ func newFunction(name, description string, params []byte, s *jsonschema.Schema, 
 		return nil, fmt.Errorf("dialog: function %q: parameter schema: unsupported $schema %q (use draft-07 or 2020-12, or omit it)", name, s.Schema)
 	}
 	rs, err := s.Resolve(nil)
+	if err == nil {
+		err = checkSchemaCycles(rs) // Call validates the arguments with rs
+	}
 	if err != nil {
 		return nil, fmt.Errorf("dialog: function %q: parameter schema: %w", name, err)
 	}

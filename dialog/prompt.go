@@ -84,7 +84,8 @@ func violationText(rs *jsonschema.Resolved, v any, err error) string {
 	return strings.Join(vs, "; ")
 }
 
-// resolveFormat resolves a Format for CheckFormat.
+// resolveFormat resolves a Format for CheckFormat. It refuses, with a
+// *schemaCycleError, a schema on which validation would never end.
 func resolveFormat(schema json.RawMessage) (*jsonschema.Resolved, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(schema, &obj); err != nil || obj == nil {
@@ -97,5 +98,12 @@ func resolveFormat(schema json.RawMessage) (*jsonschema.Resolved, error) {
 	if err := json.Unmarshal(schema, s); err != nil {
 		return nil, err
 	}
-	return s.Resolve(nil)
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSchemaCycles(rs); err != nil {
+		return nil, err
+	}
+	return rs, nil
 }

@@ -18,7 +18,8 @@ func WithParser(parser Parser) PromptOption {
 
 // WithFormat sets the JSON schema the reply must follow (structured output).
 // The schema must be a JSON object that github.com/google/jsonschema-go
-// resolves. Without a parser, or with [JSONParser], the reply is parsed as
+// resolves, with no $ref that loops back to the same value (see
+// [NewPrompt]). Without a parser, or with [JSONParser], the reply is parsed as
 // JSON, and an agent holds it to the schema ([Prompt.CheckFormat]) and asks
 // again, with the exception prompt, when it does not follow it.
 func WithFormat(schema json.RawMessage) PromptOption {
@@ -57,8 +58,11 @@ func WithMetadata(md map[string]string) PromptOption {
 // looked up as the single key "a.b"); {{ and }} are literal braces. Any other
 // brace is a syntax error, reported as a [*TemplateError].
 //
-// NewPrompt also checks that Format, if set, is a JSON object and that the
-// functions are non-nil with distinct names.
+// NewPrompt also checks that Format, if set, is a JSON object, a schema
+// whose every $ref resolves and none loops back to the same value (through
+// allOf, anyOf and the like, with no properties or items between: checking
+// a reply against it would never end), and that the functions are non-nil
+// with distinct names.
 func NewPrompt(path, template string, opts ...PromptOption) (*Prompt, error) {
 	p := &Prompt{Path: path, Template: template}
 	for _, opt := range opts {
@@ -73,6 +77,9 @@ func NewPrompt(path, template string, opts ...PromptOption) (*Prompt, error) {
 	p.tmpl = t
 	if len(p.Format) > 0 {
 		if p.format, err = resolveFormat(p.Format); err != nil {
+			if cycle := (*schemaCycleError)(nil); errors.As(err, &cycle) {
+				return nil, fmt.Errorf("dialog: prompt %q: format schema: %w", path, err)
+			}
 			return nil, fmt.Errorf("dialog: prompt %q: format must be a JSON schema object: %w", path, err)
 		}
 	}
