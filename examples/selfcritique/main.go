@@ -36,10 +36,9 @@ func init() {
 	tactics.Register("direct", noParams(direct{}))
 	tactics.Register("critique", noParams(critique{}))
 	contextmgr.Register("selfcritique:answersonly", func(cfg map[string]any) (contextmgr.Manager, error) {
-		for key := range cfg {
-			if key != "type" {
-				return nil, fmt.Errorf("unknown key %q (it takes none but type)", key)
-			}
+		// It takes no keys but type.
+		if err := contextmgr.DecodeConfig(cfg, &struct{}{}); err != nil {
+			return nil, err
 		}
 		return answersOnly{}, nil
 	})
@@ -160,17 +159,8 @@ func ask(ctx context.Context, a *tactics.Agent, alias string, p *dialog.Prompt, 
 	if err != nil {
 		return "", nil, err
 	}
-	v, _ := lastTag(reply, tag) // there is one: the prompt's parser requires it
+	v, _ := reply.Tag(tag) // there is one: the prompt's parser requires it
 	return v, reply, nil
-}
-
-// lastTag is the last <tag> of a reply its prompt's TagParser parsed.
-func lastTag(m *dialog.Message, tag string) (string, bool) {
-	var parsed dialog.TagResult
-	if m.Role != dialog.RoleAssistant || m.ParsedInto(&parsed) != nil || len(parsed.XML[tag]) == 0 {
-		return "", false
-	}
-	return parsed.XML[tag][len(parsed.XML[tag])-1], true
 }
 
 // answersOnly is a context manager: the model sees each of its earlier
@@ -183,7 +173,7 @@ func (answersOnly) Fit(_ context.Context, in contextmgr.Input) (contextmgr.Resul
 	out := slices.Clone(in.Messages)
 	cut := 0
 	for i, m := range out {
-		answer, ok := lastTag(m, "answer")
+		answer, ok := m.Tag("answer")
 		if short := "<answer>" + answer + "</answer>"; ok && m.Text() != short {
 			out[i] = m.Clone() // never change a dialog's message
 			out[i].Content, out[i].Parts, out[i].Reasoning = short, nil, nil
