@@ -190,8 +190,8 @@ func serveParamsOf(cfg *config.Config, out *Config) (serveParams, []error) {
 		return p, []error{err} // every unknown key and wrong type, at its place
 	}
 	var errs []error
-	if p.MaxContentBytes < 0 {
-		errs = append(errs, cfg.Errorf([]string{"params", "max_content_bytes"}, "params.max_content_bytes is %d: want a number of bytes such as 65536, or 0 for the default (%d)", p.MaxContentBytes, DefaultMaxContentBytes))
+	if p.MaxContentBytes < 0 || p.MaxContentBytes > MaxMaxContentBytes {
+		errs = append(errs, cfg.Errorf([]string{"params", "max_content_bytes"}, "params.max_content_bytes is %d: want a number of bytes such as 65536, at most %d (1 GiB), or 0 for the default (%d)", p.MaxContentBytes, MaxMaxContentBytes, DefaultMaxContentBytes))
 	}
 	out.MaxContentBytes = p.MaxContentBytes
 	if p.AskUserTimeout != nil && p.AskUserTimeout != "" { // "" leaves it unset

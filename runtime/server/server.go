@@ -44,6 +44,11 @@ import (
 // Options.MaxContentBytes is zero.
 const DefaultMaxContentBytes = 64 << 10
 
+// MaxMaxContentBytes is the largest Options.MaxContentBytes a Server takes
+// (1 GiB): a request's body, which may spell a content byte in six, must
+// stay countable.
+const MaxMaxContentBytes = 1 << 30
+
 // DefaultSender is the sender of a stream request that names none.
 const DefaultSender = "user"
 
@@ -57,7 +62,7 @@ type Options struct {
 	// without a Token. By default they are refused (403).
 	AllowRemote bool
 	// MaxContentBytes bounds a request's content; zero means
-	// DefaultMaxContentBytes.
+	// DefaultMaxContentBytes, and above MaxMaxContentBytes it is that.
 	MaxContentBytes int
 	// KeepAlive is how often a stream with nothing to send (a run waiting
 	// on ask_user or a slow model) sends an SSE comment, so that proxies
@@ -91,6 +96,7 @@ func New(svc *conversation.Service, opts Options) *Server {
 	if opts.MaxContentBytes <= 0 {
 		opts.MaxContentBytes = DefaultMaxContentBytes
 	}
+	opts.MaxContentBytes = min(opts.MaxContentBytes, MaxMaxContentBytes)
 	s := &Server{svc: svc, opts: opts, mux: http.NewServeMux()}
 	s.mux.HandleFunc("POST /v1/stream", s.stream)
 	s.mux.HandleFunc("POST /v1/kill", s.kill)
