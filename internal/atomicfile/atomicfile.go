@@ -3,8 +3,10 @@
 package atomicfile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -20,6 +22,12 @@ import (
 // the mode os.Create gives (0666 less the umask); a replaced one keeps
 // its mode.
 func WriteFile(path string, data []byte) error {
+	return WriteFrom(path, bytes.NewReader(data))
+}
+
+// WriteFrom is WriteFile of what r reads to its end: a read error leaves
+// path as it was.
+func WriteFrom(path string, r io.Reader) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -28,7 +36,7 @@ func WriteFile(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	_, err = tmp.Write(data)
+	_, err = io.Copy(tmp, r)
 	if err == nil {
 		err = tmp.Sync()
 	}
