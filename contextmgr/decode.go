@@ -21,10 +21,10 @@ import "github.com/lllm-go/lllm/internal/params"
 // fields; a time.Duration field reads text such as "90s" or "10m", or a
 // number of seconds. Bounds are the factory's to check. A manager that
 // takes no keys but type refuses others with DecodeConfig(cfg, &struct{}{}).
+//
+// A factory that returns the error, wrapped or not, has [New] name the key
+// at fault in its [ConfigError]'s Key, so that a config reports it at the
+// line (or the --set) that gave it.
 func DecodeConfig(cfg map[string]any, v any) error {
-	err := params.Decode(cfg, v, params.Options{Caller: "contextmgr: DecodeConfig", Noun: "key", Plural: "keys", Skip: []string{"type"}})
-	if ke, ok := err.(*params.KeyError); ok {
-		return ke.Err
-	}
-	return err
+	return params.Decode(cfg, v, params.Options{Caller: "contextmgr: DecodeConfig", Noun: "key", Plural: "keys", Skip: []string{"type"}})
 }

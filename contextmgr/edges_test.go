@@ -721,16 +721,16 @@ func TestConfigErrors(t *testing.T) {
 	}{
 		{map[string]any{"type": "default", "max_tokens": -1}, []string{"default", "max_tokens must be at least 0", "-1"}},
 		{map[string]any{"type": "default", "buffer": -5}, []string{"default", "buffer must be at least 0", "-5"}},
-		{map[string]any{"type": "default", "max_tokens": true}, []string{"default", "max_tokens must be an integer", "bool"}},
-		{map[string]any{"type": "default", "Max_Tokens": 1000}, []string{"default", `unknown key "Max_Tokens"`, "accepted keys: buffer, max_tokens, type"}},
+		{map[string]any{"type": "default", "max_tokens": true}, []string{"default", "max_tokens must be an integer, not true"}},
+		{map[string]any{"type": "default", "Max_Tokens": 1000}, []string{"default", `unknown key "Max_Tokens" (did you mean "max_tokens"?)`}},
 		{map[string]any{"type": "summary", "max_tokens": -100}, []string{"summary", "max_tokens must be at least 0", "-100"}},
 		{map[string]any{"type": "summary", "buffer": -5}, []string{"summary", "buffer must be at least 0", "-5"}},
-		{map[string]any{"type": "summary", "n": 5}, []string{"summary", `unknown key "n"`, "accepted keys: buffer, max_tokens, type"}},
+		{map[string]any{"type": "summary", "n": 5}, []string{"summary", `unknown key "n" (accepted: type, max_tokens, buffer)`}},
 		{map[string]any{"type": "window", "n": -3}, []string{"window", "n must be at least 1", "-3"}},
 		{map[string]any{"type": "window", "n": 2.5}, []string{"window", "n must be an integer", "2.5"}},
-		{map[string]any{"type": "window", "n": "5"}, []string{"window", "n must be an integer", "string"}},
-		{map[string]any{"type": "window", "buffer": 5}, []string{"window", `unknown key "buffer"`, "accepted keys: n, type"}},
-		{map[string]any{"type": "none", "max_tokens": 1000}, []string{"none", `unknown key "max_tokens"`, "accepted keys: type"}},
+		{map[string]any{"type": "window", "n": "5"}, []string{"window", `n must be an integer, not "5"`}},
+		{map[string]any{"type": "window", "buffer": 5}, []string{"window", `unknown key "buffer" (accepted: type, n)`}},
+		{map[string]any{"type": "none", "max_tokens": 1000}, []string{"none", `unknown key "max_tokens" (accepted: type)`}},
 		{map[string]any{"type": "null", "n": 1}, []string{"none", `unknown key "n"`}},
 	}
 	for _, tt := range tests {

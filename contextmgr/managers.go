@@ -1,6 +1,7 @@
 package contextmgr
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -38,18 +39,17 @@ type budget struct {
 }
 
 func parseBudget(cfg map[string]any) (budget, error) {
-	if err := checkKeys(cfg, "max_tokens", "buffer"); err != nil {
+	c := struct {
+		MaxTokens int `json:"max_tokens"`
+		Buffer    int `json:"buffer"`
+	}{Buffer: DefaultBuffer}
+	if err := DecodeConfig(cfg, &c); err != nil {
 		return budget{}, err
 	}
-	maxTokens, err := intKey(cfg, "max_tokens", 0, 0)
-	if err != nil {
+	if err := cmp.Or(atLeast("max_tokens", c.MaxTokens, 0), atLeast("buffer", c.Buffer, 0)); err != nil {
 		return budget{}, err
 	}
-	buffer, err := intKey(cfg, "buffer", DefaultBuffer, 0)
-	if err != nil {
-		return budget{}, err
-	}
-	return budget{maxTokens: maxTokens, buffer: buffer}, nil
+	return budget{maxTokens: c.MaxTokens, buffer: c.Buffer}, nil
 }
 
 // limit returns the number of tokens the messages may use for model when
@@ -160,7 +160,7 @@ func resultOf(msgs []*dialog.Message, call int, id string) int {
 type nullManager struct{}
 
 func newNull(cfg map[string]any) (Manager, error) {
-	if err := checkKeys(cfg); err != nil {
+	if err := DecodeConfig(cfg, &struct{}{}); err != nil {
 		return nil, err
 	}
 	return nullManager{}, nil
@@ -286,14 +286,16 @@ func truncate(tok *Tokenizer, enc string, m *dialog.Message, avail int) (*dialog
 type windowManager struct{ n int }
 
 func newWindow(cfg map[string]any) (Manager, error) {
-	if err := checkKeys(cfg, "n"); err != nil {
+	c := struct {
+		N int `json:"n"`
+	}{N: 20}
+	if err := DecodeConfig(cfg, &c); err != nil {
 		return nil, err
 	}
-	n, err := intKey(cfg, "n", 20, 1)
-	if err != nil {
+	if err := atLeast("n", c.N, 1); err != nil {
 		return nil, err
 	}
-	return windowManager{n: n}, nil
+	return windowManager{n: c.N}, nil
 }
 
 // Fit keeps the first message and the last n messages, reaching further back

@@ -363,12 +363,12 @@ func TestNewErrors(t *testing.T) {
 		cfg  map[string]any
 		want []string
 	}{
-		{map[string]any{"type": "default", "max_token": 5}, []string{`unknown key "max_token"`, "accepted keys: buffer, max_tokens, type"}},
+		{map[string]any{"type": "default", "max_token": 5}, []string{`unknown key "max_token" (did you mean "max_tokens"?)`}},
 		{map[string]any{"n": 5}, []string{`unknown key "n"`}},
-		{map[string]any{"type": "window", "max_tokens": 5}, []string{`unknown key "max_tokens"`, "accepted keys: n, type"}},
-		{map[string]any{"type": "none", "n": 5}, []string{`unknown key "n"`, "accepted keys: type"}},
+		{map[string]any{"type": "window", "max_tokens": 5}, []string{`unknown key "max_tokens" (accepted: type, n)`}},
+		{map[string]any{"type": "none", "n": 5}, []string{`unknown key "n" (accepted: type)`}},
 		{map[string]any{"type": "summary", "bufer": 5}, []string{`unknown key "bufer"`}},
-		{map[string]any{"max_tokens": "lots"}, []string{"max_tokens must be an integer", "string"}},
+		{map[string]any{"max_tokens": "lots"}, []string{`max_tokens must be an integer, not "lots"`}},
 		{map[string]any{"max_tokens": 1.5}, []string{"max_tokens must be an integer"}},
 		{map[string]any{"buffer": -1}, []string{"buffer must be at least 0"}},
 		{map[string]any{"type": "window", "n": 0}, []string{"n must be at least 1"}},
@@ -578,7 +578,7 @@ func TestNewConfigError(t *testing.T) {
 		typ, error string
 	}{
 		{map[string]any{"type": "test:refuses"}, "test:refuses", "contextmgr: test:refuses: bad setting"},
-		{map[string]any{"type": "window", "n": 0}, "window", "contextmgr: window: n must be at least 1, got 0"},
+		{map[string]any{"type": "window", "n": 0}, "window", "contextmgr: window: key n must be at least 1, not 0"},
 		{map[string]any{"type": 7}, "", "contextmgr: type must be a string, got int 7"},
 		{map[string]any{"type": "windwo"}, "", `contextmgr: unknown context manager type "windwo"`},
 	} {

@@ -3,10 +3,9 @@ package contextmgr
 import (
 	"errors"
 	"fmt"
-	"math"
-	"slices"
 	"strings"
 
+	"github.com/lllm-go/lllm/internal/params"
 	"github.com/lllm-go/lllm/internal/registry"
 )
 
@@ -23,6 +22,7 @@ var ErrUnknownType = errors.New("unknown context manager type")
 // factory of Type refused. It reads "contextmgr: TYPE: problem".
 type ConfigError struct {
 	Type string // the registered name of the manager type
+	Key  string // the key of the configuration at fault, if one is: see [DecodeConfig]
 	Err  error  // the problem
 }
 
@@ -78,7 +78,9 @@ func Names() []string { return factories.Names() }
 // A type is looked up as registered, then in lower case. An unknown type
 // is an error wrapping [ErrUnknownType] that lists the registered names
 // and suggests the closest one. The built-in managers
-// reject keys they do not know. Every error is a *[ConfigError].
+// reject keys they do not know. Every error is a *[ConfigError], whose
+// Key names the key of cfg at fault when the factory's error is one of
+// [DecodeConfig] about a key, however wrapped.
 func New(cfg map[string]any) (Manager, error) {
 	if cfg == nil {
 		return nullManager{}, nil
@@ -89,7 +91,15 @@ func New(cfg map[string]any) (Manager, error) {
 	}
 	m, err := f(cfg)
 	if err != nil {
-		return nil, &ConfigError{Type: name, Err: err}
+		ce := &ConfigError{Type: name, Err: err}
+		// Only a key of cfg: not one of a map under it that the
+		// factory decoded too.
+		if ke := (*params.KeyError)(nil); errors.As(err, &ke) {
+			if _, ok := cfg[ke.Key]; ok {
+				ce.Key = ke.Key
+			}
+		}
+		return nil, ce
 	}
 	return m, nil
 }
@@ -135,72 +145,11 @@ func lookup(cfg map[string]any) (string, Factory, error) {
 	return found, f, nil
 }
 
-// checkKeys reports the first key of cfg (in sorted order) that is not
-// accepted. "type" is always accepted.
-func checkKeys(cfg map[string]any, accepted ...string) error {
-	keys := make([]string, 0, len(cfg))
-	for k := range cfg {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if k != "type" && !slices.Contains(accepted, k) {
-			all := append([]string{"type"}, accepted...)
-			slices.Sort(all)
-			return fmt.Errorf("unknown key %q (accepted keys: %s)", k, strings.Join(all, ", "))
-		}
+// atLeast is the problem of the integer key n when it is under lo, or
+// nil, in DecodeConfig's words.
+func atLeast(key string, n, lo int) error {
+	if n < lo {
+		return &params.KeyError{Key: key, Err: fmt.Errorf("key %s must be at least %d, not %d", key, lo, n)}
 	}
 	return nil
-}
-
-// intKey reads cfg[key] as an integer no smaller than lo, or returns def
-// when the key is absent. It accepts Go integers and integral floats (as
-// JSON and YAML decoders produce).
-func intKey(cfg map[string]any, key string, def, lo int) (int, error) {
-	v, ok := cfg[key]
-	if !ok {
-		return def, nil
-	}
-	n, ok := toInt(v)
-	if !ok {
-		return 0, fmt.Errorf("%s must be an integer, got %T %v", key, v, v)
-	}
-	if n < lo {
-		return 0, fmt.Errorf("%s must be at least %d, got %d", key, lo, n)
-	}
-	return n, nil
-}
-
-// toInt converts an integer or an integral float to int.
-func toInt(v any) (int, bool) {
-	switch v := v.(type) {
-	case int:
-		return v, true
-	case int8:
-		return int(v), true
-	case int16:
-		return int(v), true
-	case int32:
-		return int(v), true
-	case int64:
-		return int(v), true
-	case uint:
-		return int(min(v, math.MaxInt)), true
-	case uint8:
-		return int(v), true
-	case uint16:
-		return int(v), true
-	case uint32:
-		return int(v), true
-	case uint64:
-		return int(min(v, math.MaxInt)), true
-	case float32:
-		return toInt(float64(v))
-	case float64:
-		if v != math.Trunc(v) || math.Abs(v) > 1<<53 {
-			return 0, false
-		}
-		return int(v), true
-	}
-	return 0, false
 }

@@ -566,7 +566,7 @@ func newSpec(ctx context.Context, cfg *config.Config, ac config.Agent, reg *prom
 		sleep: opts.Sleep, retry: opts.Retrying, callTool: opts.CallTool}
 	if cmCfg != nil {
 		if sp.cm, err = contextmgr.New(cmCfg); err != nil {
-			errs = append(errs, &settingError{[]string{"context_manager"}, managerProblem(err)})
+			errs = append(errs, managerProblem(err))
 		}
 		sp.cmName = contextmgr.TypeOf(cmCfg)
 	}
@@ -590,8 +590,8 @@ func given[T int | time.Duration](v *T) T {
 }
 
 // settingError is a problem with an agent's setting at path (a model_args
-// key, the context manager), which the config places where it was
-// written.
+// key, the context manager or one of its keys), which the config places
+// where it was written.
 type settingError struct {
 	path []string
 	err  error
@@ -601,18 +601,24 @@ func (e *settingError) Error() string { return e.path[0] + ": " + e.err.Error() 
 
 func (e *settingError) Unwrap() error { return e.err }
 
-// managerProblem is an error of contextmgr.New told under the
-// context_manager key, which already says what it is about: "window: n
-// must be an integer", not "contextmgr: window: n must be an integer".
-func managerProblem(err error) error {
+// managerProblem is an error of contextmgr.New as a problem with the
+// context_manager setting, placed at the key at fault when it names one,
+// and told as that setting's, which already says what it is about:
+// "window: key n must be an integer", not "contextmgr: window: key n must
+// be an integer".
+func managerProblem(err error) *settingError {
+	path := []string{"context_manager"}
 	var ce *contextmgr.ConfigError
-	switch {
-	case !errors.As(err, &ce):
-		return err
-	case ce.Type == "":
-		return ce.Err
+	if errors.As(err, &ce) {
+		if ce.Key != "" {
+			path = append(path, ce.Key)
+		}
+		err = ce.Err
+		if ce.Type != "" {
+			err = fmt.Errorf("%s: %w", ce.Type, ce.Err)
+		}
 	}
-	return fmt.Errorf("%s: %w", ce.Type, ce.Err)
+	return &settingError{path, err}
 }
 
 // paramsOf reads model_args into Params; an unknown key or a value of the
