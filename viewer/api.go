@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/internal/jsontext"
 	"github.com/lllm-go/lllm/logs"
 )
 
@@ -450,7 +452,10 @@ func (h *Handler) getMessages(w http.ResponseWriter, r *http.Request) {
 }
 
 // decodeMessage fills m from a message record, keeping the message itself
-// as raw JSON.
+// as raw JSON. A message that escapes a lone UTF-16 surrogate ("\ud800")
+// is the one exception: it is decoded and encoded again, as lllm show -o
+// json prints it, so that its text holds U+FFFD, as Go reads it, and its
+// raw values (tool arguments, parsed output) are as the log has them.
 func decodeMessage(line []byte, m *messageJSON) error {
 	var rec struct {
 		Seq     int64           `json:"seq"`
@@ -462,5 +467,16 @@ func decodeMessage(line []byte, m *messageJSON) error {
 		return err
 	}
 	m.Seq, m.Time, m.Prompt, m.Message = rec.Seq, rec.Time, rec.Prompt, rec.Message
+	if jsontext.LoneSurrogate(rec.Message) {
+		var msg *dialog.Message
+		if err := json.Unmarshal(rec.Message, &msg); err != nil {
+			return err
+		}
+		raw, err := json.Marshal(msg)
+		if err != nil {
+			return err
+		}
+		m.Message = raw
+	}
 	return nil
 }
