@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lllm-go/lllm/inspect"
-	"github.com/lllm-go/lllm/logs"
 )
 
 type diffOptions struct {
@@ -118,7 +117,7 @@ func runDiff(cmd *cobra.Command, o *diffOptions, refA, refB string) error {
 // loadForDiff reads the tree and messages of the run ref; which ("A" or
 // "B") names it in errors.
 func loadForDiff(cmd *cobra.Command, opts *options, which, ref string) (*inspect.Tree, error) {
-	run, err := logs.Open(opts.logDir, ref)
+	run, err := openLog(cmd, opts, ref)
 	if err != nil {
 		return nil, &sideError{which, err}
 	}

@@ -219,7 +219,7 @@ func runExport(cmd *cobra.Command, o *exportOptions, args []string) error {
 	case len(args) > 0:
 		e.named = true
 		for _, ref := range args {
-			run, err := logs.Open(o.logDir, ref)
+			run, err := openLog(cmd, o.options, ref)
 			if err != nil {
 				return err
 			}

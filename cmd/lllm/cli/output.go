@@ -204,7 +204,7 @@ func warn(cmd *cobra.Command, warnings []string) {
 // skipped torn last line, go to stderr. Reading stops when ctx is
 // cancelled.
 func openRun(ctx context.Context, cmd *cobra.Command, opts *options, ref string) (*logs.Run, *inspect.Tree, error) {
-	run, err := logs.Open(opts.logDir, ref)
+	run, err := openLog(cmd, opts, ref)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -114,7 +114,7 @@ func runReplay(cmd *cobra.Command, o *replayOptions, ref string) error {
 	if err := checkSets(cmd, o.sets); err != nil {
 		return err
 	}
-	run, err := logs.Open(o.logDir, ref)
+	run, err := openLog(cmd, o.options, ref)
 	if err != nil {
 		return err
 	}

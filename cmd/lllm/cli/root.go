@@ -24,8 +24,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -157,8 +159,9 @@ func NewRootCmd() *cobra.Command {
 		Long: `lllm runs lllm-go experiments from YAML configs and looks at their runs.
 
 Every run writes a log under a log root (./logs unless --log-dir says
-otherwise), one directory per run. lllm lists those runs, rebuilds the dialog
-tree of a run from its log alone, and prints its transcripts.
+otherwise; from inside a log root, pass --log-dir .), one directory per
+run. lllm lists those runs, rebuilds the dialog tree of a run from its log
+alone, and prints its transcripts.
 
 A RUN argument is a run directory (or its events.jsonl), a run id, a
 unique prefix or suffix of one, or "latest".`,
@@ -363,6 +366,41 @@ func noLogDir(cmd *cobra.Command, why string) {
 func logDirHint(cmd *cobra.Command, opts *options) string {
 	if f := cmd.Flag("log-dir"); f != nil && f.Changed {
 		return " --log-dir " + shellQuote(opts.logDir)
+	}
+	return ""
+}
+
+// openLog is logs.Open under the log root; when the run is not found
+// there, its error says so if the current directory is a log root itself
+// (see insideLogRoot).
+func openLog(cmd *cobra.Command, opts *options, ref string) (*logs.Run, error) {
+	run, err := logs.Open(opts.logDir, ref)
+	if err != nil && !errors.Is(err, logs.ErrNoRun) {
+		if hint := insideLogRoot(cmd, opts); hint != "" {
+			err = fmt.Errorf("%w; %s", err, hint)
+		}
+	}
+	return run, err
+}
+
+// insideLogRoot is a hint for lllm used from inside a log root (cd logs):
+// --log-dir is not given, the default root does not exist, and the
+// current directory holds a run. It is "" otherwise.
+func insideLogRoot(cmd *cobra.Command, opts *options) string {
+	if f := cmd.Flag("log-dir"); f == nil || f.Changed {
+		return ""
+	}
+	if _, err := os.Stat(opts.logDir); !errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	entries, _ := os.ReadDir(".")
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if st, err := os.Stat(filepath.Join(e.Name(), logs.EventsFile)); err == nil && st.Mode().IsRegular() {
+			return "the current directory holds runs itself: pass --log-dir ."
+		}
 	}
 	return ""
 }

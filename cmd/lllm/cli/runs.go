@@ -264,7 +264,11 @@ func runRuns(cmd *cobra.Command, o *runsOptions) error {
 	if total == 0 {
 		why := ""
 		if _, err := os.Stat(o.logDir); errors.Is(err, fs.ErrNotExist) {
-			why = " (it does not exist; runs go under --log-dir, ./logs by default)"
+			why = "it does not exist; runs go under --log-dir, ./logs by default"
+			if hint := insideLogRoot(cmd, o.options); hint != "" {
+				why += "; " + hint
+			}
+			why = " (" + why + ")"
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "no runs under %s%s\n", o.logDir, why)
 		if o.format.value == "json" {

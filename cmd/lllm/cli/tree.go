@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lllm-go/lllm/inspect"
-	"github.com/lllm-go/lllm/logs"
 )
 
 type treeOptions struct {
@@ -102,7 +101,7 @@ or suffix of one, or "latest".`,
 }
 
 func runTree(cmd *cobra.Command, o *treeOptions, ref string) error {
-	run, err := logs.Open(o.logDir, ref)
+	run, err := openLog(cmd, o.options, ref)
 	if err != nil {
 		return err
 	}
