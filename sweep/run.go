@@ -30,46 +30,112 @@ import (
 // errors. Other errors (the directory or a log cannot be written) come
 // without a report.
 func (s *Sweep) Run(ctx context.Context) (*Report, error) {
-	if err := os.MkdirAll(filepath.Join(s.Dir, RunsDir), 0o755); err != nil {
-		return nil, fmt.Errorf("creating the sweep directory: %w", err)
-	}
-	release, err := lockRun(s.Dir, s.opts.Shard)
+	r, err := s.begin()
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	defer r.close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r.x = s.newExecution(r.cache, cancel)
+	ctx = context.WithValue(ctx, execKey{}, r.x)
+	budgetErr := r.launch(ctx)
+	if r.fatalErr != nil {
+		return nil, r.fatalErr
+	}
+	if err := r.store.check(); err != nil {
+		return nil, err
+	}
+	return r.report(ctx, budgetErr)
+}
+
+// sweepRun is the state of one Run: what it holds open, and what became
+// of the samples it launched.
+type sweepRun struct {
+	s       *Sweep
+	x       *execution
+	release func() // the shard's lock
+	cache   *Cache // open even when caching is off: see begin
+	store   *store
+	plan    *rescorePlan
+	ropts   tactics.RunOptions
+	start   time.Time
+
+	mu       sync.Mutex // guards what follows; serializes Options.Progress
+	prog     Progress
+	fatalErr error
+	// What became of the samples: run (reran of them fell back from a
+	// re-score), re-scored, or not re-scored for a scorer's failed model
+	// call (the first such error kept).
+	nRan, nRescored, nReran, nRescoreFailed int
+	rescoreErr                              error
+}
+
+// begin readies the sweep's directory for a run: it makes and locks it,
+// opens the shard's cache and samples file, reads again the samples
+// recorded since New, writes the manifest and plans the re-scores. On an
+// error it leaves nothing open.
+func (s *Sweep) begin() (_ *sweepRun, err error) {
+	if err := os.MkdirAll(filepath.Join(s.Dir, RunsDir), 0o755); err != nil {
+		return nil, fmt.Errorf("creating the sweep directory: %w", err)
+	}
+	r := &sweepRun{s: s}
+	defer func() {
+		if err != nil {
+			r.close()
+		}
+	}()
+	if r.release, err = lockRun(s.Dir, s.opts.Shard); err != nil {
+		return nil, err
+	}
 	suffix := s.opts.Shard.suffix()
 	// The cache file doubles as the lock that keeps two processes from
 	// running the same shard at once; it is opened even when caching is
 	// off.
-	cache, err := OpenCache(filepath.Join(s.Dir, "cache"+suffix+".db"))
-	if err != nil {
+	if r.cache, err = OpenCache(filepath.Join(s.Dir, "cache"+suffix+".db")); err != nil {
 		return nil, err
 	}
-	defer cache.Close()
 	// Another process may have added samples since New read them. The
 	// index New read goes first, so that two are never held at once.
 	s.records = newRecords()
 	if s.warnings, err = s.records.load(s.Dir); err != nil {
 		return nil, err
 	}
-	st, err := openStore(filepath.Join(s.Dir, "samples"+suffix+".jsonl"))
-	if err != nil {
+	if r.store, err = openStore(filepath.Join(s.Dir, "samples"+suffix+".jsonl")); err != nil {
 		return nil, err
 	}
-	defer st.close()
 	if err := s.writeManifest(); err != nil {
 		return nil, err
 	}
 	// The samples whose answer stands and only its scores are missing are
 	// scored again from their run logs rather than run (see rescore.go).
-	plan, err := s.rescorable()
-	if err != nil {
+	if r.plan, err = s.rescorable(); err != nil {
 		return nil, err
 	}
+	r.prog.Total = s.pending()
+	r.ropts = tactics.RunOptions{LogDir: filepath.Join(s.Dir, RunsDir), HTTPClient: s.opts.HTTPClient, Models: s.models}
+	r.start = time.Now()
+	return r, nil
+}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+// close releases what begin opened, in the reverse order.
+func (r *sweepRun) close() {
+	if r.store != nil {
+		r.store.close()
+	}
+	if r.cache != nil {
+		r.cache.Close()
+	}
+	if r.release != nil {
+		r.release()
+	}
+}
+
+// newExecution is the state of the model calls of a run: cache is used
+// unless the spec turns caching off, the spending before the run is what
+// the records and the samples a crash or a stop left unrecorded spent, and
+// the providers' limiters start afresh.
+func (s *Sweep) newExecution(cache *Cache, cancel context.CancelFunc) *execution {
 	x := &execution{s: s, policy: orDefault(s.Spec.Cache, "auto"), conc: s.Spec.concurrency(), cancel: cancel,
 		runners: map[string]*prepared{}}
 	if s.opts.Concurrency > 0 {
@@ -86,98 +152,31 @@ func (s *Sweep) Run(ctx context.Context) (*Report, error) {
 	s.mu.Lock()
 	s.limiters = map[string]*Limiter{}
 	s.mu.Unlock()
-	ctx = context.WithValue(ctx, execKey{}, x)
+	return x
+}
 
-	missing := 0
+// pending counts the samples of the shard without a final record: those
+// a run runs or scores again.
+func (s *Sweep) pending() int {
+	n := 0
 	s.eachSample(func(_ sample, done bool) bool {
 		if !done {
-			missing++
+			n++
 		}
 		return true
 	})
-	ropts := tactics.RunOptions{LogDir: filepath.Join(s.Dir, RunsDir), HTTPClient: s.opts.HTTPClient, Models: s.models}
-	start := time.Now()
-	var (
-		pmu      sync.Mutex
-		prog     = Progress{Total: missing}
-		fatalErr error
-		// What became of the samples: run (reran of them fell back from
-		// a re-score), re-scored, or not re-scored for a scorer's failed
-		// model call (the first such error kept).
-		nRan, nRescored, nReran, nRescoreFailed int
-		rescoreErr                              error
-	)
-	fail := func(err error) {
-		pmu.Lock()
-		defer pmu.Unlock()
-		if fatalErr == nil {
-			fatalErr = err
-			cancel()
-		}
-	}
-	progress := func() { // under pmu
-		if s.opts.Progress != nil {
-			prog.Calls, prog.CacheHits = int(x.calls.Load()), int(x.hits.Load())
-			x.mu.Lock()
-			prog.SpentUSD = x.spentUSD
-			x.mu.Unlock()
-			prog.Elapsed = time.Since(start)
-			s.opts.Progress(prog)
-		}
-	}
-	finish := func(rec *Record, out outcome, err error) {
-		if out == outRescoreFailed {
-			// Not recorded: the earlier record stands, and the next run
-			// scores the sample again.
-			pmu.Lock()
-			defer pmu.Unlock()
-			nRescoreFailed++
-			if rescoreErr == nil {
-				rescoreErr = err
-			}
-			prog.Done++
-			prog.Failed++
-			progress()
-			return
-		}
-		if err != nil {
-			fail(err)
-			return
-		}
-		if rec == nil {
-			return
-		}
-		// Outside pmu, so that samples finishing together share an fsync.
-		if err := st.append(rec); err != nil {
-			fail(err)
-			return
-		}
-		pmu.Lock()
-		defer pmu.Unlock()
-		s.records.add(rec)
-		prog.Done++
-		if rec.Status != "ok" {
-			prog.Failed++
-		}
-		switch out {
-		case outRescored:
-			nRescored++
-			prog.Rescored++
-		case outReran:
-			nReran++
-			nRan++
-		default:
-			nRan++
-		}
-		progress()
-	}
+	return n
+}
 
-	// A sample is launched once a slot is free, and only if the budget,
-	// checked then, is not reached: no sample starts past it.
-	slots := make(chan struct{}, x.conc)
+// launch runs each sample without a final record in a goroutine of its
+// own once one of the run's slots is free, and only if the budget, checked
+// then, is not reached: no sample starts past it. It returns when those
+// launched have finished, with the budget's error if that stopped it.
+func (r *sweepRun) launch(ctx context.Context) error {
+	slots := make(chan struct{}, r.x.conc)
 	var wg sync.WaitGroup
 	var budgetErr error
-	s.eachSample(func(sm sample, done bool) bool {
+	r.s.eachSample(func(sm sample, done bool) bool {
 		if done {
 			return true
 		}
@@ -186,36 +185,117 @@ func (s *Sweep) Run(ctx context.Context) (*Report, error) {
 		case <-ctx.Done():
 			return false
 		}
-		if budgetErr = x.overBudget(); budgetErr != nil || ctx.Err() != nil {
+		if budgetErr = r.x.overBudget(); budgetErr != nil || ctx.Err() != nil {
 			<-slots
 			return false
 		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-slots; wg.Done() }()
-			finish(x.doSample(ctx, ropts, sm, plan))
-		}()
+		wg.Go(func() {
+			defer func() { <-slots }()
+			r.finish(r.x.doSample(ctx, r.ropts, sm, r.plan))
+		})
 		return true
 	})
 	wg.Wait()
 	if budgetErr != nil {
-		budgetErr = x.overBudget() // with what the samples in flight spent
+		budgetErr = r.x.overBudget() // with what the samples in flight spent
 	}
+	return budgetErr
+}
 
-	if fatalErr != nil {
-		return nil, fatalErr
+// finish takes what became of a launched sample: a record is appended to
+// the samples file and counted, a failed re-score is counted, and any
+// other error stops the run.
+func (r *sweepRun) finish(rec *Record, out outcome, err error) {
+	switch {
+	case out == outRescoreFailed:
+		r.rescoreFailed(err)
+	case err != nil:
+		r.fail(err)
+	case rec != nil:
+		// Outside r.mu, so that samples finishing together share an fsync.
+		if err := r.store.append(rec); err != nil {
+			r.fail(err)
+			return
+		}
+		r.recorded(rec, out)
 	}
-	if err := st.check(); err != nil {
-		return nil, err
+}
+
+// rescoreFailed counts a sample whose re-score failed on a scorer's model
+// call. It is not recorded: the earlier record stands, and the next run
+// scores the sample again.
+func (r *sweepRun) rescoreFailed(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.nRescoreFailed++
+	if r.rescoreErr == nil {
+		r.rescoreErr = err
 	}
-	rep, err := s.Report()
+	r.prog.Done++
+	r.prog.Failed++
+	r.progress()
+}
+
+// recorded counts rec, just appended to the samples file, as what out
+// says became of its sample.
+func (r *sweepRun) recorded(rec *Record, out outcome) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.s.records.add(rec)
+	r.prog.Done++
+	if rec.Status != "ok" {
+		r.prog.Failed++
+	}
+	switch out {
+	case outRescored:
+		r.nRescored++
+		r.prog.Rescored++
+	case outReran:
+		r.nReran++
+		r.nRan++
+	default:
+		r.nRan++
+	}
+	r.progress()
+}
+
+// fail stops the run for err, unless an earlier error already did.
+func (r *sweepRun) fail(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fatalErr == nil {
+		r.fatalErr = err
+		r.x.cancel()
+	}
+}
+
+// progress passes the run's progress to Options.Progress, if set. r.mu
+// is held.
+func (r *sweepRun) progress() {
+	if r.s.opts.Progress == nil {
+		return
+	}
+	x := r.x
+	r.prog.Calls, r.prog.CacheHits = int(x.calls.Load()), int(x.hits.Load())
+	x.mu.Lock()
+	r.prog.SpentUSD = x.spentUSD
+	x.mu.Unlock()
+	r.prog.Elapsed = time.Since(r.start)
+	r.s.opts.Progress(r.prog)
+}
+
+// report is the report of the sweep's directory with what the run did,
+// and why it stopped early, if it did: the error Run returns with it.
+func (r *sweepRun) report(ctx context.Context, budgetErr error) (*Report, error) {
+	rep, err := r.s.Report()
 	if err != nil {
 		return nil, err
 	}
+	x := r.x
 	rep.Calls, rep.CacheHits = int(x.calls.Load()), int(x.hits.Load())
-	rep.Ran, rep.Rescored, rep.Reran, rep.RescoreFailed = nRan, nRescored, nReran, nRescoreFailed
-	if rescoreErr != nil {
-		rep.RescoreError = rescoreErr.Error()
+	rep.Ran, rep.Rescored, rep.Reran, rep.RescoreFailed = r.nRan, r.nRescored, r.nReran, r.nRescoreFailed
+	if r.rescoreErr != nil {
+		rep.RescoreError = r.rescoreErr.Error()
 	}
 	x.mu.Lock()
 	stopErr := x.stopErr
