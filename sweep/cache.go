@@ -19,11 +19,11 @@ import (
 
 var repliesBucket = []byte("replies")
 
-// Cache stores model replies in a bbolt file, keyed by CacheKey. Writes
+// replyCache stores model replies in a bbolt file, keyed by cacheKey. Writes
 // are transactions, so a crash loses at most the replies being written and
 // never corrupts the file; the file is locked, so one process uses it at a
 // time. It is safe for concurrent use.
-type Cache struct {
+type replyCache struct {
 	db      *bolt.DB
 	pending sync.WaitGroup
 	// inflight holds the values being written, so Get sees them at once.
@@ -32,9 +32,9 @@ type Cache struct {
 	err      error // the first failed write
 }
 
-// OpenCache opens (or creates) the cache file at path. If another process
-// holds it, OpenCache waits up to two seconds, then fails.
-func OpenCache(path string) (*Cache, error) {
+// openCache opens (or creates) the cache file at path. If another process
+// holds it, openCache waits up to two seconds, then fails.
+func openCache(path string) (*replyCache, error) {
 	db, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: 2 * time.Second})
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("cache %s is in use by another process: is this sweep (or this shard of it) already running?", path)
@@ -49,14 +49,14 @@ func OpenCache(path string) (*Cache, error) {
 		db.Close()
 		return nil, fmt.Errorf("opening the cache %s: %w", path, err)
 	}
-	return &Cache{db: db}, nil
+	return &replyCache{db: db}, nil
 }
 
-// CacheKey is the key of a reply: the model, the request's digest,
+// cacheKey is the key of a reply: the model, the request's digest,
 // the sample's repeat index and the call's position in the sample (so that
 // repeats, and identical requests made at different places of a tactic,
 // get replies of their own).
-func CacheKey(model, digest string, repeat int, position string) string {
+func cacheKey(model, digest string, repeat int, position string) string {
 	h := sha256.New()
 	for _, s := range []string{model, digest, strconv.Itoa(repeat), position} {
 		h.Write([]byte(s))
@@ -72,7 +72,7 @@ type cachedReply struct {
 }
 
 // Get returns the reply stored under key, if any.
-func (c *Cache) Get(key string) (*provider.Response, bool) {
+func (c *replyCache) Get(key string) (*provider.Response, bool) {
 	var val []byte
 	if v, ok := c.inflight.Load(key); ok {
 		val = v.([]byte)
@@ -98,7 +98,7 @@ func (c *Cache) Get(key string) (*provider.Response, bool) {
 
 // Put stores resp under key in the background; Close waits for it.
 // Only successful replies belong in a cache: never put an error.
-func (c *Cache) Put(key string, resp *provider.Response) {
+func (c *replyCache) Put(key string, resp *provider.Response) {
 	val, err := json.Marshal(cachedReply{Message: resp.Message, FinishReason: resp.FinishReason, LatencyNS: int64(resp.Latency)})
 	if err != nil {
 		c.fail(err)
@@ -117,7 +117,7 @@ func (c *Cache) Put(key string, resp *provider.Response) {
 	}()
 }
 
-func (c *Cache) fail(err error) {
+func (c *replyCache) fail(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err == nil {
@@ -126,7 +126,7 @@ func (c *Cache) fail(err error) {
 }
 
 // Len is the number of replies stored.
-func (c *Cache) Len() int {
+func (c *replyCache) Len() int {
 	n := 0
 	_ = c.db.View(func(tx *bolt.Tx) error {
 		n = tx.Bucket(repliesBucket).Stats().KeyN
@@ -137,7 +137,7 @@ func (c *Cache) Len() int {
 
 // Close waits for pending writes and closes the file. It reports the first
 // write that failed, if any.
-func (c *Cache) Close() error {
+func (c *replyCache) Close() error {
 	c.pending.Wait()
 	err := c.db.Close()
 	c.mu.Lock()

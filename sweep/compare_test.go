@@ -25,11 +25,11 @@ func TestTQuantile(t *testing.T) {
 	near := func(got, want, tol float64) bool { return math.Abs(got-want) <= tol*math.Max(1, math.Abs(want)) }
 	for _, p := range []float64{0.025, 0.3, 0.6, 0.9, 0.95, 0.975, 0.995, 0.9995} {
 		// df 1 is the Cauchy distribution; df 2 has a closed form too.
-		if got, want := TQuantile(p, 1), math.Tan(math.Pi*(p-0.5)); !near(got, want, 1e-9) {
-			t.Errorf("TQuantile(%v, 1) = %v, want tan(π(p-½)) = %v", p, got, want)
+		if got, want := tQuantile(p, 1), math.Tan(math.Pi*(p-0.5)); !near(got, want, 1e-9) {
+			t.Errorf("tQuantile(%v, 1) = %v, want tan(π(p-½)) = %v", p, got, want)
 		}
-		if got, want := TQuantile(p, 2), (2*p-1)/math.Sqrt(2*p*(1-p)); !near(got, want, 1e-9) {
-			t.Errorf("TQuantile(%v, 2) = %v, want (2p-1)/√(2p(1-p)) = %v", p, got, want)
+		if got, want := tQuantile(p, 2), (2*p-1)/math.Sqrt(2*p*(1-p)); !near(got, want, 1e-9) {
+			t.Errorf("tQuantile(%v, 2) = %v, want (2p-1)/√(2p(1-p)) = %v", p, got, want)
 		}
 	}
 	// Two-sided 95% (p 0.975), 90% (0.95) and 99% (0.995) values, as
@@ -43,23 +43,23 @@ func TestTQuantile(t *testing.T) {
 		{0.95, 1, 6.314}, {0.95, 5, 2.015}, {0.95, 10, 1.812},
 		{0.995, 4, 4.604}, {0.995, 10, 3.169}, {0.995, 30, 2.750},
 	} {
-		if got := TQuantile(c.p, c.df); math.Abs(got-c.want) > 0.0005 {
-			t.Errorf("TQuantile(%v, %v) = %.4f, want %.3f", c.p, c.df, got, c.want)
+		if got := tQuantile(c.p, c.df); math.Abs(got-c.want) > 0.0005 {
+			t.Errorf("tQuantile(%v, %v) = %.4f, want %.3f", c.p, c.df, got, c.want)
 		}
 	}
 	// The lower tail is the upper one's mirror; the median is 0.
-	if lo, hi := TQuantile(0.025, 5), TQuantile(0.975, 5); lo != -hi {
-		t.Errorf("TQuantile(0.025, 5) = %v, want -TQuantile(0.975, 5) = %v", lo, -hi)
+	if lo, hi := tQuantile(0.025, 5), tQuantile(0.975, 5); lo != -hi {
+		t.Errorf("tQuantile(0.025, 5) = %v, want -tQuantile(0.975, 5) = %v", lo, -hi)
 	}
-	if got := TQuantile(0.5, 3); got != 0 {
-		t.Errorf("TQuantile(0.5, 3) = %v, want 0", got)
+	if got := tQuantile(0.5, 3); got != 0 {
+		t.Errorf("tQuantile(0.5, 3) = %v, want 0", got)
 	}
-	if !math.IsInf(TQuantile(1, 3), 1) || !math.IsInf(TQuantile(0, 3), -1) {
-		t.Errorf("TQuantile(1, 3), TQuantile(0, 3) = %v, %v, want +Inf, -Inf", TQuantile(1, 3), TQuantile(0, 3))
+	if !math.IsInf(tQuantile(1, 3), 1) || !math.IsInf(tQuantile(0, 3), -1) {
+		t.Errorf("tQuantile(1, 3), tQuantile(0, 3) = %v, %v, want +Inf, -Inf", tQuantile(1, 3), tQuantile(0, 3))
 	}
 	for _, c := range [][2]float64{{-0.1, 3}, {1.1, 3}, {0.9, 0}, {0.9, -1}, {math.NaN(), 3}} {
-		if got := TQuantile(c[0], c[1]); !math.IsNaN(got) {
-			t.Errorf("TQuantile(%v, %v) = %v, want NaN", c[0], c[1], got)
+		if got := tQuantile(c[0], c[1]); !math.IsNaN(got) {
+			t.Errorf("tQuantile(%v, %v) = %v, want NaN", c[0], c[1], got)
 		}
 	}
 }

@@ -7,10 +7,10 @@
 // repeats, scorers, concurrency and budgets. New checks all of it before
 // anything runs; Sweep.Plan says what a run would do; Sweep.Run runs the
 // samples that are not finished yet, with one pool of workers, per-provider
-// limits that shrink on rate limits and grow back (Limiter), a cache of
-// replies (Cache), and one durable record per finished sample. Re-running
-// a sweep runs only what is missing; Shard splits it over processes and
-// Merge joins their results; LoadReport reads the table back from disk.
+// limits that shrink on rate limits and grow back, a cache of replies,
+// and one durable record per finished sample. Re-running a sweep runs
+// only what is missing; Shard splits it over processes and Merge joins
+// their results; LoadReport reads the table back from disk.
 //
 // A sample whose record succeeded, for its row as the row is now, and
 // lacks only scores (a scorer was added, or a scorer's params changed) is

@@ -226,7 +226,7 @@ func TestEdgeHelperProcess(t *testing.T) {
 		}
 	case "cache":
 		path := os.Getenv("EDGE_CACHE")
-		c, err := OpenCache(path)
+		c, err := openCache(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,7 +236,7 @@ func TestEdgeHelperProcess(t *testing.T) {
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if c, err = OpenCache(path); err != nil {
+		if c, err = openCache(path); err != nil {
 			t.Fatal(err)
 		}
 		for i := 0; ; i++ {
@@ -420,7 +420,7 @@ func TestEdgeCacheKeyCoversProviderConfig(t *testing.T) {
 // messages, repeat, position) and never for a different one, concurrent
 // identical requests included.
 func TestEdgeCacheRequestIdentity(t *testing.T) {
-	cache, err := OpenCache(filepath.Join(t.TempDir(), "c.db"))
+	cache, err := openCache(filepath.Join(t.TempDir(), "c.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,7 +429,7 @@ func TestEdgeCacheRequestIdentity(t *testing.T) {
 		time.Sleep(time.Millisecond)
 		return fmt.Sprintf("%s #%d", lastText(req), n), nil
 	}}
-	x := &execution{s: &Sweep{Spec: &Spec{}, limiters: map[string]*Limiter{}}, cache: cache, policy: "on", conc: 64, cancel: func() {}}
+	x := &execution{s: &Sweep{Spec: &Spec{}, limiters: map[string]*limiter{}}, cache: cache, policy: "on", conc: 64, cancel: func() {}}
 	open := func(name string) *model { return &model{inner: inner, name: name, provider: "mock", x: x} }
 	zero, one, tokens := 0.0, 1.0, 100
 	type call struct {
@@ -520,7 +520,7 @@ func TestEdgeCacheSurvivesSIGKILL(t *testing.T) {
 	if killAfter(t, 30, "EDGE_HELPER=cache", "EDGE_CACHE="+path) {
 		t.Fatal("the cache writer ended on its own")
 	}
-	c, err := OpenCache(path)
+	c, err := openCache(path)
 	if err != nil {
 		t.Fatalf("reopening after a kill: %v", err)
 	}

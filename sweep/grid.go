@@ -41,7 +41,7 @@ type Point []Setting
 // zipped axes as one more axis whose i-th point sets the i-th value of each;
 // the zipped axis varies fastest. No axes at all is one point with no
 // settings.
-func Expand(axes, zip []Axis) []Point {
+func expand(axes, zip []Axis) []Point {
 	points := []Point{{}}
 	for _, a := range axes {
 		var next []Point
@@ -90,8 +90,8 @@ func (c *Cell) Label() string {
 	return strings.Join(parts, " ")
 }
 
-// ConfigHash is the hash of a resolved config that identifies a cell.
-func ConfigHash(cfg *config.Config) (string, error) {
+// configHash is the hash of a resolved config that identifies a cell.
+func configHash(cfg *config.Config) (string, error) {
 	b, err := json.Marshal(cfg.Resolved()) // map keys are sorted
 	if err != nil {
 		return "", fmt.Errorf("hashing the config: %w", err)
@@ -161,7 +161,7 @@ func buildCells(points []Point, base *config.Config, lines map[string]int, file 
 		if !ok {
 			continue
 		}
-		h, err := ConfigHash(cfg)
+		h, err := configHash(cfg)
 		if err != nil {
 			return nil, err
 		}

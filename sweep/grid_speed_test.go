@@ -88,7 +88,7 @@ func TestGridCellsApart(t *testing.T) {
 	for i, c := range s.Cells {
 		before[i] = c.Hash
 	}
-	base, err := ConfigHash(s.base)
+	base, err := configHash(s.base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,14 +100,14 @@ func TestGridCellsApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, c := range s.Cells[1:] {
-		if h, _ := ConfigHash(c.Config); h != before[i+1] {
+		if h, _ := configHash(c.Config); h != before[i+1] {
 			t.Errorf("cell %d changed with cell 0", i+1)
 		}
 		if c.Config.Params != nil || c.Config.Agents[0].ModelArgs["max_tokens"] == 99 || c.Config.Global.ModelArgs["temperature"] == 0.9 {
 			t.Errorf("cell %d shares cell 0's fields", i+1)
 		}
 	}
-	if h, _ := ConfigHash(s.base); h != base {
+	if h, _ := configHash(s.base); h != base {
 		t.Error("the base config changed with cell 0")
 	}
 }

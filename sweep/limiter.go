@@ -6,27 +6,27 @@ import (
 	"sync"
 )
 
-// Outcome is how a call that held a Limiter's permit ended.
-type Outcome int
+// permitOutcome is how a call that held a limiter's permit ended.
+type permitOutcome int
 
-// The outcomes a Limiter adapts to.
+// The outcomes a limiter adapts to.
 const (
-	// Succeeded grows the limit back, by one per limit's worth of
+	// permitOK grows the limit back, by one per limit's worth of
 	// successes (additive increase).
-	Succeeded Outcome = iota
-	// RateLimited halves the limit (multiplicative decrease), at most once
-	// per round of calls: a call started before the last cut does not cut
-	// again.
-	RateLimited
-	// Failed leaves the limit as it is.
-	Failed
+	permitOK permitOutcome = iota
+	// permitRateLimited halves the limit (multiplicative decrease), at
+	// most once per round of calls: a call started before the last cut
+	// does not cut again.
+	permitRateLimited
+	// permitFailed leaves the limit as it is.
+	permitFailed
 )
 
-// Limiter bounds how many calls are in flight, adapting the bound to rate
+// limiter bounds how many calls are in flight, adapting the bound to rate
 // limits between 1 and a maximum, in the manner of TCP's congestion window
 // (AIMD). Waiters are served in order. The zero value is not usable; make
-// one with NewLimiter. It is safe for concurrent use.
-type Limiter struct {
+// one with newLimiter. It is safe for concurrent use.
+type limiter struct {
 	mu       sync.Mutex
 	max      int
 	limit    float64
@@ -36,10 +36,10 @@ type Limiter struct {
 	minLimit int
 }
 
-// NewLimiter returns a Limiter allowing max calls at once (at least 1).
-func NewLimiter(max int) *Limiter {
+// newLimiter returns a limiter allowing max calls at once (at least 1).
+func newLimiter(max int) *limiter {
 	max = maxInt(max, 1)
-	return &Limiter{max: max, limit: float64(max), minLimit: max}
+	return &limiter{max: max, limit: float64(max), minLimit: max}
 }
 
 func maxInt(a, b int) int {
@@ -49,18 +49,18 @@ func maxInt(a, b int) int {
 	return b
 }
 
-// Permit is the right to make one call; Release it when the call ends.
-type Permit struct {
-	l     *Limiter
+// permit is the right to make one call; Release it when the call ends.
+type permit struct {
+	l     *limiter
 	epoch int
 }
 
 // Acquire waits for a free slot, or for ctx to be done.
-func (l *Limiter) Acquire(ctx context.Context) (Permit, error) {
+func (l *limiter) Acquire(ctx context.Context) (permit, error) {
 	l.mu.Lock()
 	if len(l.waiters) == 0 && l.inflight < l.cap() {
 		l.inflight++
-		p := Permit{l, l.epoch}
+		p := permit{l, l.epoch}
 		l.mu.Unlock()
 		return p, nil
 	}
@@ -70,7 +70,7 @@ func (l *Limiter) Acquire(ctx context.Context) (Permit, error) {
 	select {
 	case <-ch:
 		l.mu.Lock()
-		p := Permit{l, l.epoch}
+		p := permit{l, l.epoch}
 		l.mu.Unlock()
 		return p, nil
 	case <-ctx.Done():
@@ -82,12 +82,12 @@ func (l *Limiter) Acquire(ctx context.Context) (Permit, error) {
 			l.inflight--
 			l.wake()
 		}
-		return Permit{}, ctx.Err()
+		return permit{}, ctx.Err()
 	}
 }
 
 // Release ends the call of p, adapting the limit to how it ended.
-func (p Permit) Release(o Outcome) {
+func (p permit) Release(o permitOutcome) {
 	l := p.l
 	if l == nil {
 		return
@@ -96,22 +96,22 @@ func (p Permit) Release(o Outcome) {
 	defer l.mu.Unlock()
 	l.inflight--
 	switch o {
-	case RateLimited:
+	case permitRateLimited:
 		if p.epoch == l.epoch {
 			l.limit = max(1, l.limit/2)
 			l.epoch++
 			l.minLimit = min(l.minLimit, l.cap())
 		}
-	case Succeeded:
+	case permitOK:
 		l.limit = min(float64(l.max), l.limit+1/l.limit)
 	}
 	l.wake()
 }
 
-func (l *Limiter) cap() int { return int(l.limit) }
+func (l *limiter) cap() int { return int(l.limit) }
 
 // wake hands free slots to waiters, oldest first.
-func (l *Limiter) wake() {
+func (l *limiter) wake() {
 	for len(l.waiters) > 0 && l.inflight < l.cap() {
 		ch := l.waiters[0]
 		l.waiters = l.waiters[1:]
@@ -121,18 +121,18 @@ func (l *Limiter) wake() {
 }
 
 // Limit is the current bound.
-func (l *Limiter) Limit() int {
+func (l *limiter) Limit() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.cap()
 }
 
 // MinLimit is the lowest bound the limiter has had.
-func (l *Limiter) MinLimit() int {
+func (l *limiter) MinLimit() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.minLimit
 }
 
 // Max is the limiter's maximum bound.
-func (l *Limiter) Max() int { return l.max }
+func (l *limiter) Max() int { return l.max }

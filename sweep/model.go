@@ -97,7 +97,7 @@ func (m *model) Generate(ctx context.Context, req *provider.Request) (*provider.
 	var key string
 	if x.cache != nil && st != nil && x.cacheable(req) {
 		digest := req.Digest()
-		key = CacheKey(orDefault(m.cacheID, m.name), digest, st.repeat, st.position(ctx, digest))
+		key = cacheKey(orDefault(m.cacheID, m.name), digest, st.repeat, st.position(ctx, digest))
 		for {
 			if r, ok := x.cache.Get(key); ok {
 				x.hit(st)
@@ -131,9 +131,9 @@ func (m *model) Generate(ctx context.Context, req *provider.Request) (*provider.
 	if err != nil {
 		pe := provider.AsError(m.provider, err)
 		if pe.Kind == provider.ErrRateLimit {
-			permit.Release(RateLimited)
+			permit.Release(permitRateLimited)
 		} else {
-			permit.Release(Failed)
+			permit.Release(permitFailed)
 		}
 		if st != nil {
 			st.mu.Lock()
@@ -146,7 +146,7 @@ func (m *model) Generate(ctx context.Context, req *provider.Request) (*provider.
 		}
 		return nil, err
 	}
-	permit.Release(Succeeded)
+	permit.Release(permitOK)
 	u := resp.Message.Usage
 	x.callSucceeded(resp.Message.USD, u.InputTokens+u.OutputTokens)
 	if st != nil {

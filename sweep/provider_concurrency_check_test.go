@@ -59,7 +59,7 @@ func TestSpecProviderConcurrencyKnown(t *testing.T) {
 	if _, err := s.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if l := s.Limiter("mock"); l == nil || l.Max() != 1 {
+	if l := s.lastLimiter("mock"); l == nil || l.Max() != 1 {
 		t.Errorf("the mock's limiter is %v, want one of at most 1 (provider_concurrency: {Mock: 1})", l)
 	}
 }

@@ -83,8 +83,8 @@ func TestProviderConcurrencyOfAQualifiedProvider(t *testing.T) {
 		if len(rep.Cells) != 2 {
 			t.Fatalf("%s: %d cells, want 2", c.keys, len(rep.Cells))
 		}
-		l := s.Limiter("sweeptest:vllm")
-		if l == nil || l.Max() != c.want || s.Limiter("vllm") != l || s.Limiter("SweepTest:vllm") != l {
+		l := s.lastLimiter("sweeptest:vllm")
+		if l == nil || l.Max() != c.want || s.lastLimiter("vllm") != l || s.lastLimiter("SweepTest:vllm") != l {
 			t.Errorf("%s: the limiter of sweeptest:vllm is %v, want one of at most %d that vllm/m and sweeptest:vllm/m share", c.keys, l, c.want)
 		}
 	}

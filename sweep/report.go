@@ -355,12 +355,12 @@ func (a *cellAgg) report(c ManifestCell, scorers []string, passK []int) CellRepo
 		var vals []float64
 		for _, x := range a.perRow {
 			if x.n >= k {
-				vals = append(vals, PassAtK(x.n, x.c, k))
+				vals = append(vals, passAtK(x.n, x.c, k))
 			}
 		}
 		if len(vals) > 0 {
 			sort.Float64s(vals) // the same sum whatever the order of the rows
-			cr.PassAtK[strconv.Itoa(k)] = Mean(vals)
+			cr.PassAtK[strconv.Itoa(k)] = mean(vals)
 		}
 	}
 	return cr
@@ -418,7 +418,7 @@ func (l *latencySample) percentile(p float64) float64 {
 	for i, x := range l.h {
 		xs[i] = x.v
 	}
-	return Percentile(xs, p)
+	return percentile(xs, p)
 }
 
 // sampleHash is a hash of a sample's key.

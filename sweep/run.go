@@ -54,8 +54,8 @@ func (s *Sweep) Run(ctx context.Context) (*Report, error) {
 type sweepRun struct {
 	s       *Sweep
 	x       *execution
-	release func() // the shard's lock
-	cache   *Cache // open even when caching is off: see begin
+	release func()      // the shard's lock
+	cache   *replyCache // open even when caching is off: see begin
 	store   *store
 	plan    *rescorePlan
 	ropts   tactics.RunOptions
@@ -92,7 +92,7 @@ func (s *Sweep) begin() (_ *sweepRun, err error) {
 	// The cache file doubles as the lock that keeps two processes from
 	// running the same shard at once; it is opened even when caching is
 	// off.
-	if r.cache, err = OpenCache(filepath.Join(s.Dir, "cache"+suffix+".db")); err != nil {
+	if r.cache, err = openCache(filepath.Join(s.Dir, "cache"+suffix+".db")); err != nil {
 		return nil, err
 	}
 	// Another process may have added samples since New read them. The
@@ -135,7 +135,7 @@ func (r *sweepRun) close() {
 // unless the spec turns caching off, the spending before the run is what
 // the records and the samples a crash or a stop left unrecorded spent, and
 // the providers' limiters start afresh.
-func (s *Sweep) newExecution(cache *Cache, cancel context.CancelFunc) *execution {
+func (s *Sweep) newExecution(cache *replyCache, cancel context.CancelFunc) *execution {
 	x := &execution{s: s, policy: orDefault(s.Spec.Cache, "auto"), conc: s.Spec.concurrency(), cancel: cancel,
 		runners: map[string]*prepared{}}
 	if s.opts.Concurrency > 0 {
@@ -150,7 +150,7 @@ func (s *Sweep) newExecution(cache *Cache, cancel context.CancelFunc) *execution
 	u, t := s.unrecordedSpending()
 	x.prevUSD, x.prevTok = x.prevUSD+u, x.prevTok+t
 	s.mu.Lock()
-	s.limiters = map[string]*Limiter{}
+	s.limiters = map[string]*limiter{}
 	s.mu.Unlock()
 	return x
 }

@@ -7,12 +7,11 @@ import (
 	"math"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode"
 
+	"github.com/lllm-go/lllm/internal/registry"
 	"github.com/lllm-go/lllm/internal/suggest"
 	"github.com/lllm-go/lllm/runtime/config"
 	"github.com/lllm-go/lllm/runtime/provider"
@@ -58,52 +57,30 @@ type Env struct {
 // reject params it does not know.
 type ScorerFactory func(params map[string]any, env Env) (Scorer, error)
 
-var (
-	scorersMu sync.RWMutex
-	scorers   = map[string]ScorerFactory{}
-)
+var scorers = registry.New[ScorerFactory]("scorer", "scorers", nil)
 
-// RegisterScorer makes a scorer available to sweep specs under name.
-// It panics when name is empty or taken or f is nil, which are programming
-// errors of init code.
+// RegisterScorer makes a scorer available to sweep specs under name: a
+// path ("length_ok") or a package-qualified one ("mylab:length_ok"), which
+// a spec names in a scorer's type (a bare path finds a qualified name
+// when only one package has it). It panics when name is malformed or
+// taken, or f is nil, which are programming errors of init code.
 func RegisterScorer(name string, f ScorerFactory) {
-	scorersMu.Lock()
-	defer scorersMu.Unlock()
-	if name == "" || f == nil {
-		panic("sweep: RegisterScorer with an empty name or a nil factory")
+	if f == nil {
+		panic("sweep: RegisterScorer " + name + " with a nil factory")
 	}
-	if _, dup := scorers[name]; dup {
-		panic("sweep: RegisterScorer called twice for " + name)
-	}
-	scorers[name] = f
+	scorers.MustRegister(name, f)
 }
 
 // ScorerNames lists the registered scorers, sorted.
-func ScorerNames() []string {
-	scorersMu.RLock()
-	defer scorersMu.RUnlock()
-	names := make([]string, 0, len(scorers))
-	for n := range scorers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func ScorerNames() []string { return scorers.Names() }
 
 // NewScorer builds the registered scorer name with params. An unknown
-// name is an error listing the registered ones, with a suggestion when one
-// is close.
+// name is an error listing the registered ones, with a suggestion when
+// one is close, worded as for tactics.
 func NewScorer(name string, params map[string]any, env Env) (Scorer, error) {
-	scorersMu.RLock()
-	f, ok := scorers[name]
-	scorersMu.RUnlock()
-	if !ok {
-		names := ScorerNames()
-		msg := fmt.Sprintf("unknown scorer %q", name)
-		if s, ok := closest(name, names); ok {
-			msg += fmt.Sprintf(" (did you mean %q?)", s)
-		}
-		return nil, fmt.Errorf("%s; registered: %s", msg, strings.Join(names, ", "))
+	f, _, err := scorers.Lookup(name)
+	if err != nil {
+		return nil, err
 	}
 	return f(params, env)
 }

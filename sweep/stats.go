@@ -6,8 +6,8 @@ import (
 	"sort"
 )
 
-// Mean is the arithmetic mean of xs, 0 for none.
-func Mean(xs []float64) float64 {
+// mean is the arithmetic mean of xs, 0 for none.
+func mean(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
@@ -18,15 +18,15 @@ func Mean(xs []float64) float64 {
 	return s / float64(len(xs))
 }
 
-// StdErr is the standard error of the mean of xs: the sample standard
+// stdErr is the standard error of the mean of xs: the sample standard
 // deviation (n-1 in the denominator) over the square root of n. It is 0 for
 // fewer than two values.
-func StdErr(xs []float64) float64 {
+func stdErr(xs []float64) float64 {
 	n := len(xs)
 	if n < 2 {
 		return 0
 	}
-	m := Mean(xs)
+	m := mean(xs)
 	var ss float64
 	for _, x := range xs {
 		ss += (x - m) * (x - m)
@@ -34,10 +34,10 @@ func StdErr(xs []float64) float64 {
 	return math.Sqrt(ss/float64(n-1)) / math.Sqrt(float64(n))
 }
 
-// PassAtK is the unbiased estimator of pass@k for one problem with n
+// passAtK is the unbiased estimator of pass@k for one problem with n
 // samples of which c pass (Chen et al. 2021): 1 - C(n-c, k) / C(n, k),
 // computed as a stable product. It is 1 when n-c < k, and NaN when k > n.
-func PassAtK(n, c, k int) float64 {
+func passAtK(n, c, k int) float64 {
 	if k > n || k < 1 {
 		return math.NaN()
 	}
@@ -51,9 +51,9 @@ func PassAtK(n, c, k int) float64 {
 	return 1 - p
 }
 
-// Percentile is the p-th percentile (0 to 100) of xs by linear
+// percentile is the p-th percentile (0 to 100) of xs by linear
 // interpolation between closest ranks; 0 for none. xs is not changed.
-func Percentile(xs []float64, p float64) float64 {
+func percentile(xs []float64, p float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
@@ -68,15 +68,15 @@ func Percentile(xs []float64, p float64) float64 {
 	return s[lo] + (r-float64(lo))*(s[hi]-s[lo])
 }
 
-// TQuantile is the p-quantile of Student's t distribution with df degrees
+// tQuantile is the p-quantile of Student's t distribution with df degrees
 // of freedom: the t with P(T ≤ t) = p. It is exact to about 1e-12: the
 // t distribution's CDF, written with the regularized incomplete beta
 // function (evaluated by its continued fraction, Lentz's method), is
-// inverted by bisection. TQuantile(0.975, df) is the factor of a 95%
+// inverted by bisection. tQuantile(0.975, df) is the factor of a 95%
 // confidence interval (12.706 for df 1, 2.571 for 5, 2.228 for 10, 1.960
 // in the limit). It is NaN for p outside [0, 1] or df not positive, and
 // ∓Inf for p 0 and 1.
-func TQuantile(p, df float64) float64 {
+func tQuantile(p, df float64) float64 {
 	switch {
 	case math.IsNaN(p) || math.IsNaN(df) || p < 0 || p > 1 || df <= 0:
 		return math.NaN()
@@ -87,7 +87,7 @@ func TQuantile(p, df float64) float64 {
 	case p == 0.5:
 		return 0
 	case p < 0.5:
-		return -TQuantile(1-p, df)
+		return -tQuantile(1-p, df)
 	}
 	tail := 1 - p // the wanted P(T > t), in (0, 0.5)
 	lo, hi := 0.0, 1.0
@@ -184,8 +184,8 @@ func betaFraction(a, b, x float64) float64 {
 
 // PairedDiff compares two cells paired by row: d holds, for each row both
 // finished, the difference of their mean scores on it. The comparison's
-// Delta is the mean of d, StdErr its standard error (see [StdErr]), and
-// the 95% confidence interval Delta ± TQuantile(0.975, n-1)·StdErr, which
+// Delta is the mean of d, StdErr its standard error (see stdErr), and
+// the 95% confidence interval Delta ± tQuantile(0.975, n-1)·StdErr, which
 // makes the difference Significant when it excludes 0. With fewer than two
 // rows there is no spread to measure: StdErr and the interval are 0 and
 // the difference is not significant. d is not changed.
@@ -196,12 +196,12 @@ func PairedDiff(d []float64) Comparison {
 	}
 	s := slices.Clone(d)
 	sort.Float64s(s) // the same sums whatever the order of the rows
-	c.Delta = Mean(s)
+	c.Delta = mean(s)
 	if len(s) < 2 {
 		return c
 	}
-	c.StdErr = StdErr(s)
-	h := TQuantile(0.975, float64(len(s)-1)) * c.StdErr
+	c.StdErr = stdErr(s)
+	h := tQuantile(0.975, float64(len(s)-1)) * c.StdErr
 	c.CILow, c.CIHigh = c.Delta-h, c.Delta+h
 	c.Significant = c.CILow > 0 || c.CIHigh < 0
 	return c

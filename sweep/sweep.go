@@ -78,7 +78,7 @@ type Sweep struct {
 	warnings []string
 
 	mu       sync.Mutex
-	limiters map[string]*Limiter
+	limiters map[string]*limiter
 }
 
 type namedScorer struct {
@@ -130,7 +130,7 @@ func New(ctx context.Context, spec *Spec, opts Options) (*Sweep, error) {
 		for _, a := range append(append([]Axis{}, spec.Axes...), spec.Zip...) {
 			lines[a.Path] = a.Line
 		}
-		if s.Cells, err = buildCells(Expand(spec.Axes, spec.Zip), base, lines, spec.Path); err != nil {
+		if s.Cells, err = buildCells(expand(spec.Axes, spec.Zip), base, lines, spec.Path); err != nil {
 			errs = append(errs, err)
 		}
 		env := Env{Dir: filepath.Dir(spec.Path), Config: base, Open: s.open}
@@ -205,10 +205,10 @@ func (s *Sweep) Warnings() []string { return s.warnings }
 // Records are the finished samples the sweep's directory holds.
 func (s *Sweep) Records() *Records { return s.records }
 
-// Limiter returns the adaptive limiter of provider's calls in the last
+// lastLimiter returns the adaptive limiter of provider's calls in the last
 // run, or nil. provider is named as in a model name: "vllm" finds the
 // limiter of "mylab:vllm" when that is the one provider of that name.
-func (s *Sweep) Limiter(provider string) *Limiter {
+func (s *Sweep) lastLimiter(provider string) *limiter {
 	p := registeredProvider(provider)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -544,7 +544,7 @@ var ErrBudget = errors.New("budget reached")
 // execution is the state of one Run.
 type execution struct {
 	s      *Sweep
-	cache  *Cache
+	cache  *replyCache
 	policy string
 	conc   int
 
@@ -575,13 +575,13 @@ func (x *execution) cacheable(req *provider.Request) bool {
 	return t != nil && *t == 0
 }
 
-func (x *execution) limiter(p string) *Limiter {
+func (x *execution) limiter(p string) *limiter {
 	s := x.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l, ok := s.limiters[p]
 	if !ok {
-		l = NewLimiter(s.Spec.providerLimit(p, x.conc))
+		l = newLimiter(s.Spec.providerLimit(p, x.conc))
 		s.limiters[p] = l
 	}
 	return l

@@ -22,14 +22,14 @@ import (
 func TestExpandGridAndZip(t *testing.T) {
 	axes := []Axis{{Path: "a", Values: []any{1, 2}}, {Path: "b", Values: []any{"x", "y", "z"}}}
 	zip := []Axis{{Path: "m", Values: []any{"m1", "m2"}}, {Path: "s", Values: []any{10, 20}}}
-	got := Expand(axes, nil)
+	got := expand(axes, nil)
 	if len(got) != 6 {
 		t.Fatalf("grid: %d points, want 6", len(got))
 	}
 	if got[0][0].Value != 1 || got[0][1].Value != "x" || got[1][1].Value != "y" || got[3][0].Value != 2 {
 		t.Errorf("grid order (first axis slowest): %v", got)
 	}
-	got = Expand(axes, zip)
+	got = expand(axes, zip)
 	if len(got) != 12 {
 		t.Fatalf("grid x zip: %d points, want 12", len(got))
 	}
@@ -42,10 +42,10 @@ func TestExpandGridAndZip(t *testing.T) {
 			t.Errorf("zip unpaired: %v", p)
 		}
 	}
-	if got := Expand(nil, zip); len(got) != 2 || got[1][0].Value != "m2" || got[1][1].Value != 20 || got[1][1].Index != 1 {
+	if got := expand(nil, zip); len(got) != 2 || got[1][0].Value != "m2" || got[1][1].Value != 20 || got[1][1].Index != 1 {
 		t.Errorf("zip only: %v", got)
 	}
-	if got := Expand(nil, nil); len(got) != 1 || len(got[0]) != 0 {
+	if got := expand(nil, nil); len(got) != 1 || len(got[0]) != 0 {
 		t.Errorf("no axes: %v, want one empty point", got)
 	}
 }
@@ -132,14 +132,14 @@ func TestScorers(t *testing.T) {
 
 func TestStats(t *testing.T) {
 	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
-	if m := Mean([]float64{1, 0, 1, 1}); m != 0.75 {
+	if m := mean([]float64{1, 0, 1, 1}); m != 0.75 {
 		t.Errorf("mean = %v", m)
 	}
 	// Sample sd of {1,0,1,1} is 0.5; over sqrt(4) = 0.25.
-	if se := StdErr([]float64{1, 0, 1, 1}); !near(se, 0.25) {
+	if se := stdErr([]float64{1, 0, 1, 1}); !near(se, 0.25) {
 		t.Errorf("stderr = %v, want 0.25", se)
 	}
-	if StdErr([]float64{1}) != 0 || Mean(nil) != 0 {
+	if stdErr([]float64{1}) != 0 || mean(nil) != 0 {
 		t.Error("degenerate cases")
 	}
 	// pass@k = 1 - C(n-c, k)/C(n, k).
@@ -147,16 +147,16 @@ func TestStats(t *testing.T) {
 		n, c, k int
 		want    float64
 	}{{5, 2, 1, 0.4}, {5, 2, 2, 0.7}, {5, 0, 3, 0}, {5, 3, 3, 1}, {4, 4, 1, 1}, {10, 3, 5, 1 - 21.0/252}} {
-		if got := PassAtK(c.n, c.c, c.k); !near(got, c.want) {
-			t.Errorf("PassAtK(%d,%d,%d) = %v, want %v", c.n, c.c, c.k, got, c.want)
+		if got := passAtK(c.n, c.c, c.k); !near(got, c.want) {
+			t.Errorf("passAtK(%d,%d,%d) = %v, want %v", c.n, c.c, c.k, got, c.want)
 		}
 	}
-	if !math.IsNaN(PassAtK(2, 1, 3)) {
+	if !math.IsNaN(passAtK(2, 1, 3)) {
 		t.Error("k > n should be NaN")
 	}
 	xs := []float64{5, 1, 4, 2, 3}
-	if Percentile(xs, 50) != 3 || Percentile(xs, 100) != 5 || !near(Percentile(xs, 95), 4.8) {
-		t.Errorf("percentiles: %v %v %v", Percentile(xs, 50), Percentile(xs, 100), Percentile(xs, 95))
+	if percentile(xs, 50) != 3 || percentile(xs, 100) != 5 || !near(percentile(xs, 95), 4.8) {
+		t.Errorf("percentiles: %v %v %v", percentile(xs, 50), percentile(xs, 100), percentile(xs, 95))
 	}
 	// A cell's aggregate: two rows, two repeats each.
 	recs := []*Record{
@@ -197,7 +197,7 @@ func TestLatencySample(t *testing.T) {
 		t.Fatalf("kept %d latencies, want %d", len(fwd.h), LatencySample)
 	}
 	for _, p := range []float64{50, 95} {
-		got, exact := fwd.percentile(p), Percentile(lat, p)
+		got, exact := fwd.percentile(p), percentile(lat, p)
 		if got != rev.percentile(p) {
 			t.Errorf("p%v depends on the order: %v, %v", p, got, rev.percentile(p))
 		}
@@ -434,7 +434,7 @@ func answers(t *testing.T, dir string) map[string]string {
 }
 
 func TestCacheNeverStoresErrors(t *testing.T) {
-	cache, err := OpenCache(filepath.Join(t.TempDir(), "c.db"))
+	cache, err := openCache(filepath.Join(t.TempDir(), "c.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +445,7 @@ func TestCacheNeverStoresErrors(t *testing.T) {
 		}
 		return nil
 	}}
-	s := &Sweep{Spec: &Spec{}, limiters: map[string]*Limiter{}}
+	s := &Sweep{Spec: &Spec{}, limiters: map[string]*limiter{}}
 	x := &execution{s: s, cache: cache, policy: "on", conc: 2, cancel: func() {}}
 	m := &model{inner: inner, name: "mock/m", provider: "mock", x: x}
 	zero := 0.0
@@ -652,14 +652,14 @@ func TestAdaptiveConcurrencyOn429(t *testing.T) {
 	var limits []int
 	s.opts.Progress = func(Progress) {
 		mu.Lock()
-		limits = append(limits, s.Limiter("openai").Limit())
+		limits = append(limits, s.lastLimiter("openai").Limit())
 		mu.Unlock()
 	}
 	rep, err := s.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := s.Limiter("openai")
+	l := s.lastLimiter("openai")
 	if rep.Done != 40 || rep.Cells[0].Errors != 0 {
 		t.Errorf("done %d errors %d", rep.Done, rep.Cells[0].Errors)
 	}
@@ -673,9 +673,9 @@ func TestAdaptiveConcurrencyOn429(t *testing.T) {
 }
 
 func TestLimiter(t *testing.T) {
-	l := NewLimiter(4)
+	l := newLimiter(4)
 	ctx := context.Background()
-	var ps []Permit
+	var ps []permit
 	for range 4 {
 		p, err := l.Acquire(ctx)
 		if err != nil {
@@ -691,7 +691,7 @@ func TestLimiter(t *testing.T) {
 	}
 	// Four 429s of one round cut once: 4 -> 2.
 	for _, p := range ps {
-		p.Release(RateLimited)
+		p.Release(permitRateLimited)
 	}
 	if l.Limit() != 2 {
 		t.Errorf("limit after one round of 429s = %d, want 2", l.Limit())
@@ -699,7 +699,7 @@ func TestLimiter(t *testing.T) {
 	// Successes grow it back, one per limit's worth.
 	for range 20 {
 		p, _ := l.Acquire(ctx)
-		p.Release(Succeeded)
+		p.Release(permitOK)
 	}
 	if l.Limit() != 4 || l.MinLimit() != 2 {
 		t.Errorf("limit %d min %d, want 4 and 2", l.Limit(), l.MinLimit())
