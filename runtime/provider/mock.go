@@ -45,6 +45,7 @@ import (
 //
 // In a config's mock section (config.Config.DecodeSection), a duration is
 // text such as "50ms" or a number of seconds; in JSON, nanoseconds.
+// docs/mock.md describes that section, with examples.
 type MockConfig struct {
 	// Replies are answered in order, one per call that no rule matches.
 	Replies []MockReply `json:"replies,omitempty" yaml:"replies,omitempty"`
