@@ -187,6 +187,24 @@ func (f *Forest) Dialog(id string) *Dialog {
 	return f.dialogs[id]
 }
 
+// ByAlias returns the dialogs that owner named alias, in the order they
+// appeared, or none. An agent's alias names one dialog at a time, but the
+// agent may close it and give the alias to a new dialog, so a run can have
+// several: the last is the latest. The working copies of an agent's model
+// calls are named after their dialog and attempt (main#1, main#2, ...), so
+// they are not among main's. ByAlias looks at every dialog of the forest.
+func (f *Forest) ByAlias(owner, alias string) []*Dialog {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*Dialog
+	for _, id := range f.order {
+		if d := f.dialogs[id]; d.node.Owner == owner && d.node.Alias == alias {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // Len is the number of dialogs.
 func (f *Forest) Len() int {
 	f.mu.Lock()

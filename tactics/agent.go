@@ -322,7 +322,8 @@ func (a *Agent) Switch(alias string) error {
 	return nil
 }
 
-// Close forgets the dialog alias; it stays in the log.
+// Close forgets the dialog alias; it stays in the log. The alias may then
+// name a new dialog: dialog.Forest.ByAlias finds them all in a rebuilt run.
 func (a *Agent) Close(alias string) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
