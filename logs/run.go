@@ -429,6 +429,11 @@ type Summary struct {
 	Err     error // why the log could not be read, if it could not
 }
 
+// Run is the run s describes, as Open would give it, without reading its
+// log again: its Forest, Reader and Summary read the log. Its Start is
+// s.Start: nil when Err is set, and trimmed if a ListFunc keep trimmed it.
+func (s Summary) Run() *Run { return &Run{ID: s.ID, Dir: s.Dir, Start: s.Start} }
+
 // Status is the run's final status; without a run_end, StatusRunning while
 // a process still writes the log and StatusInterrupted once none does;
 // StatusUnreadable when the log could not be read.

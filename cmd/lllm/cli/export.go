@@ -463,7 +463,7 @@ func (e *exporter) filteredRuns(root string, f *runsFilter) error {
 			e.replays++
 			continue
 		}
-		if err := e.run(&logs.Run{ID: s.ID, Dir: s.Dir, Start: s.Start}, s, nil); err != nil {
+		if err := e.run(s.Run(), s, nil); err != nil {
 			return err
 		}
 	}
