@@ -203,6 +203,7 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 	}
 
 	streaming := req.Stream != nil && (len(req.Tools) == 0 || a.d.streamTools)
+	st.stream = streaming
 	var stream streamGuard
 	if streaming {
 		opts = append(opts, llms.WithStreamingFunc(func(ctx context.Context, chunk []byte) error {

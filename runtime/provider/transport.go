@@ -26,6 +26,9 @@ type callState struct {
 	// format is the JSON schema the request asks the reply to follow:
 	// an OpenAI model may answer it with a refusal; the mock answers it.
 	format json.RawMessage
+	// stream is set when the request asks for a stream: its reply is one,
+	// whatever its Content-Type says (see tapReply).
+	stream bool
 
 	mu     sync.Mutex
 	status int           // the last response's HTTP status

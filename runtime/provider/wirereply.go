@@ -310,7 +310,10 @@ func tapReply(style wireStyle, resp *http.Response, st *callState) error {
 		resp.Body = t
 		return nil
 	}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+	// A streamed request's reply is a stream however it is labelled:
+	// some servers send theirs as application/json (Foundry Local),
+	// text/plain (a proxy's) or with no Content-Type at all.
+	if st.stream || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		if style == wireAnthropic {
 			resp.Body = newThinkingTap(resp.Body, st)
 		}

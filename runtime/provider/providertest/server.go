@@ -51,7 +51,9 @@ type Reply struct {
 	ErrorType, ErrorCode, ErrorMessage string
 	// RetryAfter is the Retry-After header, if any.
 	RetryAfter string
-	// Header are more response headers.
+	// Header are more response headers. A stream's Content-Type, when
+	// set (nil for none), replaces text/event-stream, as some servers
+	// label their streams otherwise.
 	Header http.Header
 	// Delay is how long the server waits before answering; it stops
 	// waiting when the client goes away.
@@ -297,8 +299,13 @@ type sse struct {
 	f http.Flusher
 }
 
+// newSSE starts the events of a stream as text/event-stream, unless the
+// reply's Header set another Content-Type (nil for none), as some servers
+// label their streams.
 func newSSE(w http.ResponseWriter) *sse {
-	w.Header().Set("Content-Type", "text/event-stream")
+	if _, set := w.Header()["Content-Type"]; !set {
+		w.Header().Set("Content-Type", "text/event-stream")
+	}
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	f, _ := w.(http.Flusher)
