@@ -217,7 +217,10 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 		if !a.d.tapsStreams() {
 			// anthropic's thinking, and the mock's reasoning.
 			opts = append(opts, llms.WithStreamingReasoningFunc(func(ctx context.Context, reasoning, _ []byte) error {
-				return stream.send(ctx, req.Stream, Chunk{Reasoning: string(reasoning)})
+				st.mu.Lock()
+				r := st.spaced(string(reasoning))
+				st.mu.Unlock()
+				return stream.send(ctx, req.Stream, Chunk{Reasoning: r})
 			}))
 		}
 	}
@@ -265,13 +268,16 @@ func (a *Adapter) Generate(ctx context.Context, req *Request) (*Response, error)
 }
 
 // StreamWhole hands stream a reply that did not stream, at once: its
-// reasoning's text, then its text.
+// reasoning's text, a block at a time, then its text. The pieces of
+// reasoning add up to m.ReasoningText(), as a streamed reply's do.
 func StreamWhole(ctx context.Context, stream func(context.Context, Chunk) error, m *dialog.Message) error {
+	sep := ""
 	for _, r := range m.Reasoning {
 		if r.Text != "" {
-			if err := stream(ctx, Chunk{Reasoning: r.Text}); err != nil {
+			if err := stream(ctx, Chunk{Reasoning: sep + r.Text}); err != nil {
 				return err
 			}
+			sep = "\n\n"
 		}
 	}
 	if text := m.Text(); text != "" {

@@ -58,6 +58,8 @@ func (p Params) IsZero() bool {
 // reasoning (the thinking text a reasoning model shows: Anthropic's
 // thinking, Gemini's thought summaries, reasoning_content, Ollama's
 // thinking), in the order the model wrote them. One of the two is set.
+// The pieces of reasoning add up to the reply's ReasoningText: a block
+// after one with text starts with a blank line.
 type Chunk struct {
 	Text      string
 	Reasoning string

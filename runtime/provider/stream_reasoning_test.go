@@ -34,7 +34,8 @@ func (r *recorder) stream(_ context.Context, c Chunk) error {
 
 // check reports what is wrong with the chunks of a reply whose reasoning
 // came before its text: every chunk carries one of the two, all the
-// reasoning comes first, and they add up to the reply's.
+// reasoning comes first, and they add up to the reply's (its reasoning
+// blocks apart, as ReasoningText joins them).
 func (r *recorder) check(t *testing.T, msg *dialog.Message, minReasoning int) {
 	t.Helper()
 	var reasoning, text strings.Builder
@@ -52,12 +53,8 @@ func (r *recorder) check(t *testing.T, msg *dialog.Message, minReasoning int) {
 		reasoning.WriteString(c.Reasoning)
 		text.WriteString(c.Text)
 	}
-	var blocks strings.Builder // as streamed: blocks run together
-	for _, b := range msg.Reasoning {
-		blocks.WriteString(b.Text)
-	}
-	if reasoning.String() != blocks.String() || text.String() != msg.Content {
-		t.Errorf("streamed reasoning %q, text %q; the reply has %q, %q", reasoning.String(), text.String(), blocks.String(), msg.Content)
+	if reasoning.String() != msg.ReasoningText() || text.String() != msg.Content {
+		t.Errorf("streamed reasoning %q, text %q; the reply has %q, %q", reasoning.String(), text.String(), msg.ReasoningText(), msg.Content)
 	}
 	if pieces < minReasoning {
 		t.Errorf("reasoning came in %d chunks, want at least %d: %+v", pieces, minReasoning, r.chunks)

@@ -532,13 +532,18 @@ func (t *thinkingTap) event(data []byte) []byte {
 	}
 	if t.queue && ev.Type == "content_block_delta" {
 		t.st.mu.Lock()
-		t.st.queue(Chunk{Text: ev.Delta.Text, Reasoning: ev.Delta.Thinking})
+		t.st.queue(Chunk{Text: ev.Delta.Text, Reasoning: t.st.spaced(ev.Delta.Thinking)})
 		t.st.mu.Unlock()
 	}
 	switch ev.Type {
 	case "content_block_start":
 		switch ev.ContentBlock.Type {
 		case "thinking":
+			if slices.ContainsFunc(t.blocks, func(b *streamedThinking) bool { return b.text.Len() > 0 }) {
+				t.st.mu.Lock()
+				t.st.gap = true
+				t.st.mu.Unlock()
+			}
 			b := t.start(ev.Index)
 			b.text.WriteString(ev.ContentBlock.Thinking)
 			b.signature.WriteString(ev.ContentBlock.Signature)
@@ -564,6 +569,17 @@ func (t *thinkingTap) event(data []byte) []byte {
 		}
 	}
 	return nil
+}
+
+// spaced returns s, a piece of streamed reasoning, after the blank line
+// that separates it from the block before, if it is the first piece of a
+// block (see callState.gap). The caller holds st.mu.
+func (st *callState) spaced(s string) string {
+	if s == "" || !st.gap {
+		return s
+	}
+	st.gap = false
+	return "\n\n" + s
 }
 
 // start notes the start of a thinking block at index i of the stream.

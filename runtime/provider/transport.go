@@ -47,6 +47,10 @@ type callState struct {
 	tapped bool
 	queued []Chunk
 	next   int
+	// gap is set when a reasoning block starts after one with text: the
+	// next piece of reasoning streamed starts with a blank line, as
+	// dialog.Message.ReasoningText joins the blocks (see blockStart).
+	gap bool
 }
 
 // bodyTap notes a response body that ends in an error rather than at its
