@@ -355,7 +355,8 @@ func contextLine(manager, action string, before, after int) string {
 }
 
 // renderMessages writes each message as a block of lines headed by its
-// index, role and sender.
+// index, role and sender: its reasoning blocks (their text, and their
+// redacted data and signature by checksum), text, images and tool calls.
 func renderMessages(msgs []*dialog.Message) []string {
 	out := make([]string, 0, len(msgs))
 	for i, m := range msgs {
@@ -368,6 +369,23 @@ func renderMessages(msgs []*dialog.Message) []string {
 			fmt.Fprintf(&b, " answering %s", m.ToolCallID)
 		}
 		b.WriteString(":\n")
+		for _, r := range m.Reasoning {
+			b.WriteString("reasoning")
+			if r.Call != "" {
+				fmt.Fprintf(&b, " (call %s)", r.Call)
+			}
+			b.WriteString(":")
+			if r.Text != "" {
+				b.WriteString(" " + r.Text)
+			}
+			if r.Redacted != "" {
+				fmt.Fprintf(&b, " <redacted, %s>", shortHash(r.Redacted))
+			}
+			if r.Signature != "" {
+				fmt.Fprintf(&b, " <signature %s>", shortHash(r.Signature))
+			}
+			b.WriteString("\n")
+		}
 		if t := m.Text(); t != "" {
 			b.WriteString(t)
 			b.WriteString("\n")
@@ -388,6 +406,12 @@ func renderMessages(msgs []*dialog.Message) []string {
 		out = append(out, b.String())
 	}
 	return out
+}
+
+// shortHash is a short checksum of s, to show whether two differ.
+func shortHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return fmt.Sprintf("sha256:%x", sum[:6])
 }
 
 func splitLines(blocks []string) []string {
