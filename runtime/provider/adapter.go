@@ -121,6 +121,9 @@ type AdapterConfig struct {
 // before its last event (OpenAI's finish_reason or [DONE], Anthropic's
 // message_stop, Ollama's "done": true), or whose body breaks off, is an
 // ErrNetwork, whatever the client made of what it had.
+// A server that ignores "stream": true and answers with the whole reply,
+// as JSON (OpenAI's and Anthropic's wire), is read as that reply: Stream
+// gets its reasoning, then its text, as a reply that did not stream.
 //
 // The reply merges all of langchaingo's choices into one message: text
 // concatenated, tool calls collected. Anthropic returns one choice per

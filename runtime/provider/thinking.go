@@ -435,6 +435,7 @@ type thinkingTap struct {
 	// the streaming function (see callState.tapped): for Bedrock, whose
 	// client hands that function the text alone.
 	queue bool
+	begun bool // wholeTap has looked at the body
 }
 
 // streamedThinking is a thinking block assembled from a stream's deltas.
@@ -448,6 +449,9 @@ func newThinkingTap(rc io.ReadCloser, st *callState) *thinkingTap {
 }
 
 func (t *thinkingTap) Read(p []byte) (int, error) {
+	if !t.begun {
+		t.wholeTap()
+	}
 	for len(t.out) == 0 {
 		if t.err != nil {
 			return 0, t.err

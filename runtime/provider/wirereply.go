@@ -430,6 +430,9 @@ type sseTap struct {
 	// finished is set by the stream's last event: a finish_reason, or
 	// [DONE].
 	finished bool
+	// begun is set once the body has shown its first byte other than
+	// white space: a "{" starts a whole reply (see openaiWholeStream).
+	begun bool
 }
 
 var (
@@ -440,6 +443,15 @@ var (
 
 func (s *sseTap) Read(p []byte) (int, error) {
 	n, err := s.ReadCloser.Read(p)
+	if !s.begun {
+		if rest := bytes.TrimLeft(p[:n], " \t\r\n"); len(rest) > 0 {
+			s.begun = true
+			if rest[0] == '{' {
+				s.ReadCloser = readCloser{asStream(io.MultiReader(bytes.NewReader(rest), s.ReadCloser), openaiWholeStream), s.ReadCloser}
+				return s.Read(p)
+			}
+		}
+	}
 	for b := p[:n]; len(b) > 0; {
 		i := bytes.IndexByte(b, '\n')
 		if i < 0 {

@@ -81,7 +81,7 @@ func (anthropicProtocol) write(w http.ResponseWriter, req map[string]any, r Repl
 		})
 		return
 	}
-	if stream, _ := req["stream"].(bool); stream {
+	if stream, _ := req["stream"].(bool); stream && !r.IgnoreStream {
 		sse := newSSE(w)
 		for _, ev := range anthropicEvents("msg_fake", modelOf(req), r, anthropicToolID) {
 			sse.event(ev["type"].(string), ev)

@@ -110,7 +110,7 @@ func (p openaiProtocol) write(w http.ResponseWriter, req map[string]any, r Reply
 			ErrorMessage: "The reasoning_content in the thinking mode must be passed back to the API."})
 		return
 	}
-	if stream, _ := req["stream"].(bool); stream {
+	if stream, _ := req["stream"].(bool); stream && !r.IgnoreStream {
 		writeOpenAIStream(w, req, r)
 		return
 	}

@@ -58,6 +58,9 @@ type Reply struct {
 	// Delay is how long the server waits before answering; it stops
 	// waiting when the client goes away.
 	Delay time.Duration
+	// IgnoreStream answers a request with "stream": true with the whole
+	// reply, as JSON, as some servers do (OpenAI and Anthropic fakes).
+	IgnoreStream bool
 }
 
 // ToolCall is a tool call in a reply.
