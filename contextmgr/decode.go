@@ -19,8 +19,9 @@ import "github.com/lllm-go/lllm/internal/params"
 // suggesting the closest; a value of the wrong type is one naming the key
 // and the type it wants. Whole numbers written as 2.0 decode into integer
 // fields; a time.Duration field reads text such as "90s" or "10m", or a
-// number of seconds. Bounds are the factory's to check. A manager that
-// takes no keys but type refuses others with DecodeConfig(cfg, &struct{}{}).
+// number of seconds. Bounds are the factory's to check; it names the key
+// out of bounds with a [ConfigError] whose Key is set. A manager that takes
+// no keys but type refuses others with DecodeConfig(cfg, &struct{}{}).
 //
 // A factory that returns the error, wrapped or not, has [New] name the key
 // at fault in its [ConfigError]'s Key, so that a config reports it at the

@@ -20,6 +20,14 @@ var ErrUnknownType = errors.New("unknown context manager type")
 // A ConfigError is a configuration [New] builds no manager from: a type
 // that is not a string or not registered (Type is then ""), or one the
 // factory of Type refused. It reads "contextmgr: TYPE: problem".
+//
+// A [Factory] whose own check of a key's value fails (a bound, say) names
+// the key by returning a ConfigError with Key and Err set, as a tactic's
+// factory returns a tactics.ParamError; New fills in Type:
+//
+//	if c.N < 1 {
+//		return nil, &contextmgr.ConfigError{Key: "n", Err: fmt.Errorf("key n must be at least 1, not %d", c.N)}
+//	}
 type ConfigError struct {
 	Type string // the registered name of the manager type
 	Key  string // the key of the configuration at fault, if one is: see [DecodeConfig]
@@ -80,7 +88,8 @@ func Names() []string { return factories.Names() }
 // and suggests the closest one. The built-in managers
 // reject keys they do not know. Every error is a *[ConfigError], whose
 // Key names the key of cfg at fault when the factory's error is one of
-// [DecodeConfig] about a key, however wrapped.
+// [DecodeConfig] about a key, or a ConfigError of the factory's own that
+// names one, however wrapped.
 func New(cfg map[string]any) (Manager, error) {
 	if cfg == nil {
 		return nullManager{}, nil
@@ -92,16 +101,32 @@ func New(cfg map[string]any) (Manager, error) {
 	m, err := f(cfg)
 	if err != nil {
 		ce := &ConfigError{Type: name, Err: err}
+		if own, ok := err.(*ConfigError); ok && own.Type == "" {
+			ce.Err = own.Err // the factory's own, its Type left to New
+		}
 		// Only a key of cfg: not one of a map under it that the
 		// factory decoded too.
-		if ke := (*params.KeyError)(nil); errors.As(err, &ke) {
-			if _, ok := cfg[ke.Key]; ok {
-				ce.Key = ke.Key
+		if key := keyOf(err); key != "" {
+			if _, ok := cfg[key]; ok {
+				ce.Key = key
 			}
 		}
 		return nil, ce
 	}
 	return m, nil
+}
+
+// keyOf is the key a factory's error names, however wrapped: a
+// [DecodeConfig] error's, or that of a [ConfigError] of the factory's own;
+// "" when it names none.
+func keyOf(err error) string {
+	if ke := (*params.KeyError)(nil); errors.As(err, &ke) {
+		return ke.Key
+	}
+	if ce := (*ConfigError)(nil); errors.As(err, &ce) {
+		return ce.Key
+	}
+	return ""
 }
 
 // TypeOf returns the registered name of the manager New builds from cfg
