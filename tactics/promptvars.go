@@ -50,8 +50,12 @@ func unfilledVariables(cfg *config.Config, t Tactic, specs map[string]*agentSpec
 		if len(given) > 0 {
 			fills = "fills only {" + strings.Join(given, "}, {") + "}"
 		}
-		errs = append(errs, cfg.AgentErrorf(i, []string{key}, "%s: %s uses %s, but tactic %s %s, so every run would fail opening the agent: remove them, or write {{ and }} for a literal brace",
-			AgentLabel(ac.Name), key, strings.Join(unfilled, ", "), cfg.TacticType, fills))
+		them := "them"
+		if len(unfilled) == 1 {
+			them = "it"
+		}
+		errs = append(errs, cfg.AgentErrorf(i, []string{key}, "%s: %s uses %s, but tactic %s %s, so every run would fail opening the agent: remove %s, or write {{ and }} for a literal brace",
+			AgentLabel(ac.Name), key, strings.Join(unfilled, ", "), cfg.TacticType, fills, them))
 	}
 	return errs
 }

@@ -54,14 +54,15 @@ func TestBuiltinPromptVariablesChecked(t *testing.T) {
 	}
 }
 
-// A variable given in global's system_prompt is placed there.
+// A variable given in global's system_prompt is placed there; the one
+// variable is "it".
 func TestBuiltinPromptVariablesInGlobal(t *testing.T) {
 	cfg, err := config.Parse("g.yaml", []byte("tactic_type: chat\nglobal:\n  model_name: mock/m\n  system_prompt: Hi {name}.\nagent_configs:\n  - name: assistant\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	err = tactics.Check(context.Background(), cfg, tactics.RunOptions{})
-	if err == nil || !strings.HasPrefix(err.Error(), "g.yaml:4:3: agent assistant: system_prompt uses {name}") {
+	if err == nil || !strings.HasPrefix(err.Error(), "g.yaml:4:3: agent assistant: system_prompt uses {name}") || !strings.Contains(err.Error(), ": remove it, or write") {
 		t.Errorf("%v", err)
 	}
 }
