@@ -56,9 +56,10 @@ func Main() {
 	// After the first signal, restore the default handling so that a
 	// second one ends the process even if a command ignores its context.
 	context.AfterFunc(ctx, stop)
-	code := Execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	// Signals stay caught until the process exits: a Ctrl-C after the
+	// command returned, before os.Exit, killed it (exit by signal, not
+	// with the command's code).
+	os.Exit(Execute(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // Execute runs the command line args (without the program name) with
