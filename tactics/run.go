@@ -31,7 +31,10 @@ type RunOptions struct {
 	LogDir string
 	// HTTPClient sends the providers' requests; nil uses the default.
 	HTTPClient *http.Client
-	// Seed is recorded in the run's log.
+	// Seed is recorded in the run's log (run_start.seed) for the caller's
+	// own use; nothing in the run reads it. The seeds that change replies
+	// are the config's: model_args.seed, which the providers get, and the
+	// mock section's seed.
 	Seed int64
 	// Labels are recorded in the run's log (run_start.labels).
 	Labels map[string]string

@@ -193,7 +193,12 @@ unique prefix or suffix of one, or "latest".`,
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
+		name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+		switch {
+		case ok && name == "seed" && cmd.Flags().Lookup("set") != nil:
+			// The seed a researcher means is the model's: a config value.
+			err = fmt.Errorf("%w (a run's seed is in its config: --set global.model_args.seed=N sends N to every agent's model, the mock's included)", err)
+		case ok:
 			var names []string
 			cmd.Flags().VisitAll(func(f *pflag.Flag) {
 				if !f.Hidden {

@@ -77,6 +77,9 @@ runs.`,
   # The same config on a real model
   lllm run configs/quickstart.yaml --task "Capital of France?" --set global.model_name=openai/gpt-4o-mini
 
+  # A sampling seed for every agent's model, recorded with the config (lllm replay reuses it)
+  lllm run configs/quickstart.yaml --task "Capital of France?" --set global.model_args.seed=7
+
   # Many tasks, 8 at a time, as JSON
   lllm run config.yaml --tasks tasks.jsonl --concurrency 8 --keep-going -o json > results.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
