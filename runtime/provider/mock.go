@@ -128,9 +128,9 @@ var mockErrors = map[string]struct {
 // Mock is a deterministic, scriptable langchaingo llms.Model: opened as
 // "mock/NAME", it goes through the same Adapter as the real providers.
 // Its usage counts tokens with the contextmgr tokenizer: input is every
-// message, output the reply. It accepts tools (a reply may call them),
-// images (ignored) and streaming (a scripted reply's reasoning, then its
-// text, arrive in a few chunks each).
+// message and the tools' declarations, output the reply. It accepts tools
+// (a reply may call them), images (ignored) and streaming (a scripted
+// reply's reasoning, then its text, arrive in a few chunks each).
 // A Mock is safe for concurrent use.
 type Mock struct {
 	cfg   MockConfig
@@ -310,7 +310,7 @@ func (m *Mock) GenerateContent(ctx context.Context, messages []llms.MessageConte
 			}
 		}
 	}
-	resp := m.response(reply, messages)
+	resp := m.response(reply, messages, opts.Tools)
 	if stop != "" {
 		resp.Choices[0].StopReason = stop
 	}
@@ -542,8 +542,9 @@ func (m *Mock) hash(messages []llms.MessageContent, opts llms.CallOptions) uint6
 	return f.Sum64()
 }
 
-// response builds the langchaingo response for reply.
-func (m *Mock) response(reply MockReply, messages []llms.MessageContent) *llms.ContentResponse {
+// response builds the langchaingo response for reply to messages, sent
+// with tools.
+func (m *Mock) response(reply MockReply, messages []llms.MessageContent, tools []llms.Tool) *llms.ContentResponse {
 	choice := &llms.ContentChoice{Content: reply.Text, ReasoningContent: reply.Reasoning, StopReason: "stop"}
 	reasoning := m.tokens(reply.Reasoning)
 	out := m.tokens(reply.Text) + reasoning
@@ -574,7 +575,7 @@ func (m *Mock) response(reply MockReply, messages []llms.MessageContent) *llms.C
 		choice.StopReason = "tool_calls"
 		choice.FuncCall = choice.ToolCalls[0].FunctionCall
 	}
-	in := 0
+	in := m.toolTokens(tools)
 	for _, mc := range messages {
 		in += contextmgr.MessageOverhead
 		var texts []string
@@ -607,6 +608,25 @@ func (m *Mock) response(reply MockReply, messages []llms.MessageContent) *llms.C
 		choice.GenerationInfo["ReasoningTokens"] = reasoning
 	}
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}
+}
+
+// toolTokens is what the declarations of tools cost, by the rule of
+// contextmgr.Tokenizer.CountTools: for each, its name, description and
+// parameter schema (the JSON sent) and contextmgr.MessageOverhead.
+func (m *Mock) toolTokens(tools []llms.Tool) int {
+	n := 0
+	for _, t := range tools {
+		f := t.Function
+		if f == nil {
+			continue
+		}
+		schema, ok := f.Parameters.(json.RawMessage)
+		if !ok {
+			schema, _ = json.Marshal(f.Parameters) // a decoded schema
+		}
+		n += contextmgr.MessageOverhead + m.tokens(f.Name) + m.tokens(f.Description) + m.tokens(string(schema))
+	}
+	return n
 }
 
 // mockError fails a call as the provider's HTTP API would: through the

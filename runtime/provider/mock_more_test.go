@@ -271,7 +271,7 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// TestMockToolRound: a scripted tool call, answered by a tool result, is followed by the next reply, with the call and result in the usage.
+// TestMockToolRound: a scripted tool call, answered by a tool result, is followed by the next reply, with the call, the result and the tool's declaration in the usage.
 func TestMockToolRound(t *testing.T) {
 	m := openMockModel(t, MockConfig{Replies: []MockReply{
 		{ToolCalls: []MockToolCall{{Name: "calc", Arguments: map[string]any{"expression": "6*7"}}}},
@@ -293,7 +293,7 @@ func TestMockToolRound(t *testing.T) {
 	if second.Message.Content != "It is 42." || second.FinishReason != "stop" || len(second.Message.FunctionCalls) != 0 {
 		t.Errorf("second reply %+v, finish %q", second.Message, second.FinishReason)
 	}
-	if want := countMessages("mock/test", msgs); second.Message.Usage.InputTokens != want {
+	if want := countMessages("mock/test", msgs) + contextmgr.NewTokenizer().CountTools("mock/test", tools); second.Message.Usage.InputTokens != want {
 		t.Errorf("input tokens %d, want %d", second.Message.Usage.InputTokens, want)
 	}
 	if want := mockTokens("calc") + mockTokens(`{"expression":"6*7"}`); first.Message.Usage.OutputTokens != want {
