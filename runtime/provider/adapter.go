@@ -290,9 +290,10 @@ func StreamWhole(ctx context.Context, stream func(context.Context, Chunk) error,
 }
 
 // reasoningFieldKey is the Metadata key of a reply whose reasoning came
-// under "reasoning" rather than "reasoning_content": the servers that name
-// it so (vLLM, OpenRouter, Groq, Cerebras) do not need it back, and Groq
-// and Cerebras refuse a message with a reasoning_content.
+// under "reasoning" rather than "reasoning_content" (vLLM, OpenRouter,
+// Groq, Cerebras): on a tool round it goes back under that name, which
+// vLLM reads (it drops a reasoning_content) and Groq and Cerebras accept,
+// where they refuse a reasoning_content; see reasoningContent.
 const reasoningFieldKey = "reasoning_field"
 
 // fromWire completes out with what the transport read of the reply on
@@ -608,7 +609,7 @@ func (a *Adapter) messages(in []*dialog.Message, model string) ([]llms.MessageCo
 			if current >= 0 && i >= current && len(m.FunctionCalls) > 0 {
 				back = signFirstCall(back, m, len(out)-systems)
 			}
-			if b, ok := a.reasoningContent(m); ok {
+			if b, ok := a.reasoningContent(m, model); ok {
 				b.at = rounds
 				back = append(back, b)
 			}

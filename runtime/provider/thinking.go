@@ -43,9 +43,9 @@ type thinkingBack struct {
 	// and at the message's place among the request's assistant messages
 	// with tool calls, which find the message (langchaingo leaves out the
 	// system messages of some models, and a server that gives no ids has
-	// call_1 on every round): its reasoning goes in its
-	// reasoning_content.
-	call string
+	// call_1 on every round): its reasoning goes in its member (as it
+	// came: reasoning_content or reasoning).
+	call, member string
 }
 
 // bedrockPlaces sets, for each of back (its at the index in msgs of the
@@ -182,21 +182,30 @@ func insertThinking(body []byte, back []thinkingBack) ([]byte, error) {
 }
 
 // reasoningContent is the thinkingBack of m, a reply with tool calls, on
-// OpenAI's wire: its reasoning's text, which DeepSeek's thinking mode
-// requires back on every earlier tool round (it refuses the request
-// without); ok is false when m has none, another provider made it, or its
-// reasoning came under "reasoning" (see reasoningFieldKey).
-func (a *Adapter) reasoningContent(m *dialog.Message) (b thinkingBack, ok bool) {
-	if a.d.wire != wireOpenAI || len(m.FunctionCalls) == 0 || m.FunctionCalls[0].ID == "" || !strings.HasPrefix(m.Model, a.prefix) ||
-		m.Metadata[reasoningFieldKey] == "reasoning" {
+// OpenAI's wire, in a request to model: its reasoning's text, under the
+// name it came by. DeepSeek's thinking mode requires its reasoning_content
+// back on every earlier tool round (it refuses the request without); vLLM
+// reads back only "reasoning", which goes back only when model wrote it
+// (Groq refuses "reasoning" for a model that does not reason). ok is
+// false when m has none, another provider made it, or its reasoning came
+// under "reasoning" from another model (see reasoningFieldKey).
+func (a *Adapter) reasoningContent(m *dialog.Message, model string) (b thinkingBack, ok bool) {
+	if a.d.wire != wireOpenAI || len(m.FunctionCalls) == 0 || m.FunctionCalls[0].ID == "" || !strings.HasPrefix(m.Model, a.prefix) {
 		return b, false
 	}
+	member := "reasoning_content"
+	if f := m.Metadata[reasoningFieldKey]; f != "" {
+		if f != "reasoning" || m.Model != a.qualified(model) {
+			return b, false
+		}
+		member = f
+	}
 	text := m.ReasoningText()
-	return thinkingBack{call: m.FunctionCalls[0].ID, blocks: []dialog.Reasoning{{Text: text}}}, text != ""
+	return thinkingBack{call: m.FunctionCalls[0].ID, member: member, blocks: []dialog.Reasoning{{Text: text}}}, text != ""
 }
 
 // setReasoningContent returns body, an OpenAI chat-completions request,
-// with the reasoning of each of back as the reasoning_content of the
+// with the reasoning of each of back as back's member of the
 // assistant message with tool calls at back's place among them (at), whose
 // first tool call is back's.
 func setReasoningContent(body []byte, back []thinkingBack) ([]byte, error) {
@@ -226,7 +235,7 @@ func setReasoningContent(body []byte, back []thinkingBack) ([]byte, error) {
 			continue
 		}
 		var err error
-		if r.Messages[i], err = setMember(raw, "reasoning_content", back[k].blocks[0].Text); err != nil {
+		if r.Messages[i], err = setMember(raw, back[k].member, back[k].blocks[0].Text); err != nil {
 			return nil, err
 		}
 	}

@@ -41,7 +41,7 @@ type wireReply struct {
 	thinking []byte
 	// openai: the reasoning came under "reasoning" alone (vLLM,
 	// OpenRouter, Groq, Cerebras), not DeepSeek's "reasoning_content":
-	// it does not go back (see reasoningContent).
+	// it goes back under "reasoning" (see reasoningContent).
 	namedReasoning bool
 	// googleai: the thought signatures of the reply's function calls
 	// (each call's, "" for none) and of its text, which Google's client

@@ -15,7 +15,10 @@ import (
 // by index, then the usage if stream_options.include_usage is set. For a
 // deepseek-* model the server refuses, as DeepSeek's thinking mode does, a
 // request with an assistant tool call message without its
-// reasoning_content. The server is closed when the test ends.
+// reasoning_content; for a MiniMaxAI/* model, one without its reasoning
+// (vLLM does not refuse it, but its chat template for MiniMax-M2's
+// interleaved thinking loses the reasoning). The server is closed when the
+// test ends.
 func NewOpenAIServer(t testing.TB, replies ...Reply) *Server {
 	t.Helper()
 	return newServer(t, openaiProtocol{}, replies)
@@ -65,12 +68,13 @@ func openaiUsage(u Usage) map[string]any {
 }
 
 // reasoningBack reports whether every assistant message of req with
-// tool calls carries its reasoning_content, as DeepSeek's thinking mode
-// (its default) requires.
-func reasoningBack(req map[string]any) bool {
+// tool calls carries its reasoning under member: reasoning_content, as
+// DeepSeek's thinking mode (its default) requires, or reasoning, which
+// vLLM hands to the chat template.
+func reasoningBack(req map[string]any, member string) bool {
 	for _, m := range Messages(req) {
 		if m["role"] == "assistant" && m["tool_calls"] != nil {
-			if rc, _ := m["reasoning_content"].(string); rc == "" {
+			if rc, _ := m[member].(string); rc == "" {
 				return false
 			}
 		}
@@ -105,9 +109,14 @@ func toolCallID(tc ToolCall, i int) string {
 }
 
 func (p openaiProtocol) write(w http.ResponseWriter, req map[string]any, r Reply) {
-	if strings.HasPrefix(modelOf(req), "deepseek-") && !reasoningBack(req) {
+	switch model := modelOf(req); {
+	case strings.HasPrefix(model, "deepseek-") && !reasoningBack(req, "reasoning_content"):
 		p.writeError(w, Reply{Status: http.StatusBadRequest, ErrorCode: "invalid_request_error",
 			ErrorMessage: "The reasoning_content in the thinking mode must be passed back to the API."})
+		return
+	case strings.HasPrefix(model, "MiniMaxAI/") && !reasoningBack(req, "reasoning"):
+		p.writeError(w, Reply{Status: http.StatusBadRequest,
+			ErrorMessage: "fake vLLM: an assistant message with tool_calls lost its reasoning"})
 		return
 	}
 	if stream, _ := req["stream"].(bool); stream && !r.IgnoreStream {
