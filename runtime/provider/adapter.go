@@ -77,7 +77,9 @@ type AdapterConfig struct {
 //     history are sent as text.
 //   - googleai: unset temperature, topP, topK and maxOutputTokens are
 //     removed from generationConfig (langchaingo fills in 0.5, 0.95, 3 and
-//     2048); Format is sent as responseJsonSchema with application/json.
+//     2048), and a seed, which the client drops, is sent as
+//     generationConfig.seed; Format is sent as responseJsonSchema with
+//     application/json.
 //     Tool calls get ids "call_1", ... as Gemini gives none. Usage is read
 //     from the last response of a reply Gemini sends in parts (Google's
 //     client keeps the first one's), with thoughtsTokenCount (which it

@@ -135,6 +135,9 @@ func (d dialect) edits(p Params, format json.RawMessage) []edit {
 			{path: []string{"generationConfig", "topK"}, value: intJSON(p.TopK)},
 			{path: []string{"generationConfig", "maxOutputTokens"}, value: intJSON(p.MaxTokens)},
 		}
+		if p.Seed != nil {
+			es = append(es, edit{path: []string{"generationConfig", "seed"}, value: intJSON(p.Seed)})
+		}
 		if len(format) > 0 {
 			es = append(es, edit{path: []string{"generationConfig", "responseJsonSchema"}, value: format})
 		}
