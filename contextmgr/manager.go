@@ -34,6 +34,10 @@ type Input struct {
 	Summarize func(ctx context.Context, msgs []*dialog.Message) (*dialog.Message, error)
 }
 
+// ActionFit is the action the run log records for a Result whose Action
+// is empty: the manager ran and named nothing more specific.
+const ActionFit = "fit"
+
 // Result is what a context manager decided.
 type Result struct {
 	// Messages are the messages to send. When nothing was changed it may
@@ -41,7 +45,8 @@ type Result struct {
 	Messages []*dialog.Message
 	// Action names what was done, as the run log records it: the built-in
 	// managers say "none", "truncate", "window" or "summary"; a manager of
-	// one's own may name its own.
+	// one's own may name its own, and one that names none is recorded as
+	// [ActionFit].
 	Action string
 	// TokensBefore and TokensAfter count the input messages and the
 	// messages to send, without the tool declarations (0 for the

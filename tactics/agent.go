@@ -916,6 +916,9 @@ func (a *Agent) fit(ctx context.Context, work *dialog.Dialog, tools []*dialog.Fu
 		// Every provider refuses such a request; say whose doing it is.
 		return nil, nil, fmt.Errorf("context manager %s: %w", a.ContextName, err)
 	}
+	if res.Action == "" {
+		res.Action = contextmgr.ActionFit
+	}
 	act := &logs.ContextAction{Agent: a.Name, Manager: a.ContextName, Action: res.Action,
 		MessagesBefore: len(msgs), MessagesAfter: len(res.Messages),
 		TokensBefore: res.TokensBefore, TokensAfter: res.TokensAfter, Note: res.Note, Archived: res.Archived}
