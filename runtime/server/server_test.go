@@ -523,7 +523,11 @@ func TestStalledClientFreesTheConversation(t *testing.T) {
 		_ = tc.SetReadBuffer(4096)
 	}
 	fmt.Fprintf(conn, "POST /v1/stream HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
-	deadline := time.Now().Add(10 * time.Second)
+	// Writing the events that fill the buffers took 8 to 10 s under the
+	// race detector on a loaded 2-core machine: the deadline is for a run
+	// that never ends, not for a slow one.
+	const wait = time.Minute
+	deadline := time.Now().Add(wait)
 	for !f.svc.Running("assistant", "stuck") && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -531,7 +535,7 @@ func TestStalledClientFreesTheConversation(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if f.svc.Running("assistant", "stuck") {
-		t.Fatal("the run of a client that reads nothing still holds the conversation after 10 s")
+		t.Fatalf("the run of a client that reads nothing still holds the conversation after %v", wait)
 	}
 	_, _, ch := f.stream(`{"agent":"assistant","sender":"stuck","content":"again"}`)
 	evs := collect(ch)
