@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/binary"
+	"fmt"
 	"image"
 	"image/color"
 	"image/gif"
@@ -373,6 +374,116 @@ func TestLongLetterRuns(t *testing.T) {
 	if kept := tok.tail(EncodingO200k, dna, 100); !strings.HasSuffix(dna, kept) || tok.count(EncodingO200k, kept) > 101 || kept == "" {
 		t.Errorf("tail of a long run: %d bytes", len(kept))
 	}
+}
+
+// Preload builds the encoding a model's counts use, so that the first
+// count does not.
+func TestPreload(t *testing.T) {
+	built := func(name string) bool {
+		encodingsMu.Lock()
+		e := encodings[name]
+		encodingsMu.Unlock()
+		if e == nil {
+			return false
+		}
+		done := make(chan struct{})
+		go func() { e.once.Do(func() {}); close(done) }() // returns at once only when built
+		<-done
+		return e.enc != nil
+	}
+	enc := EncodingFor("openai/o3-mini")
+	Preload("openai/o3-mini")
+	if !built(enc) {
+		t.Fatalf("the encoding %s is not built after Preload", enc)
+	}
+}
+
+// TestCopiesCountedOnce checks that a copy of a counted message (a new
+// pointer, as a conversation's rebuilt history holds) is counted the same
+// without being tokenized again.
+func TestCopiesCountedOnce(t *testing.T) {
+	tok := NewTokenizer()
+	var msgs []*dialog.Message
+	for i := range 50 {
+		msgs = append(msgs, &dialog.Message{Role: dialog.RoleUser, Content: fmt.Sprintf("message %d: %s", i, strings.Repeat("some words ", i))})
+	}
+	want := make([]int, len(msgs))
+	for i, m := range msgs {
+		want[i] = tok.CountMessage("openai/gpt-4o", m)
+	}
+	texts := tok.Stats().Texts
+	for i, m := range msgs {
+		c := *m
+		if got := tok.CountMessage("openai/gpt-4o", &c); got != want[i] {
+			t.Fatalf("copy of message %d counts %d, want %d", i, got, want[i])
+		}
+	}
+	if n := tok.Stats().Texts - texts; n != 0 {
+		t.Errorf("%d texts tokenized again for copies", n)
+	}
+	// Another encoding is counted afresh, and right.
+	fresh := NewTokenizer()
+	for i, m := range msgs {
+		c := *m
+		if got, want := tok.CountMessage("openai/gpt-4", &c), fresh.CountMessage("openai/gpt-4", msgs[i]); got != want {
+			t.Fatalf("message %d in cl100k: %d, want %d", i, got, want)
+		}
+	}
+}
+
+// TestTextCountsBounded checks that the texts remembered stay within two
+// generations of maxTextBytes, the newest found and the oldest dropped.
+func TestTextCountsBounded(t *testing.T) {
+	var c textCounts
+	text := strings.Repeat("x", 1<<20)
+	key := func(i int) textKey { return textKey{EncodingO200k, fmt.Sprintf("%d%s", i, text)} }
+	for i := range 60 {
+		c.put(key(i), i)
+		if n, ok := c.get(key(i)); !ok || n != i {
+			t.Fatalf("text %d: got %d, %v", i, n, ok)
+		}
+		held := 0
+		for k := range c.cur {
+			held += len(k.text)
+		}
+		for k := range c.old {
+			held += len(k.text)
+		}
+		if held > 2*maxTextBytes {
+			t.Fatalf("after %d texts: %d bytes held, more than %d", i+1, held, 2*maxTextBytes)
+		}
+	}
+	if _, ok := c.get(key(0)); ok {
+		t.Error("the oldest text is still held")
+	}
+	big := textKey{EncodingO200k, strings.Repeat("y", maxTextBytes+1)}
+	c.put(big, 1)
+	if _, ok := c.get(big); ok {
+		t.Error("a text larger than a generation is held")
+	}
+}
+
+// TestTextCountsShortTextsBounded checks that many short texts stay
+// within the bound too: their entries, not their bytes, are what a
+// textCounts holds.
+func TestTextCountsShortTextsBounded(t *testing.T) {
+	var c textCounts
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range 1_500_000 {
+		c.put(textKey{EncodingO200k, strconv.Itoa(i)}, i)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	// Two generations of maxTextBytes, with room for the maps' growth.
+	if held := int64(after.HeapAlloc) - int64(before.HeapAlloc); held > 3*maxTextBytes {
+		t.Errorf("%d entries hold %d MB, more than %d MB", len(c.cur)+len(c.old), held>>20, 3*maxTextBytes>>20)
+	}
+	if n, ok := c.get(textKey{EncodingO200k, strconv.Itoa(1_499_999)}); !ok || n != 1_499_999 {
+		t.Errorf("the newest text: %d, %v", n, ok)
+	}
+	runtime.KeepAlive(&c)
 }
 
 // BenchmarkTokenizerLongRun counts 64 KB of one run of letters: our
