@@ -22,6 +22,19 @@ func init() {
 		}
 		return nil, fmt.Errorf("keep %d: not built in this test", c.Keep)
 	})
+	// One that checks a bound of its key n itself.
+	contextmgr.Register("lab:lastn", func(cfg map[string]any) (contextmgr.Manager, error) {
+		c := struct {
+			N int `json:"n"`
+		}{N: 6}
+		if err := contextmgr.DecodeConfig(cfg, &c); err != nil {
+			return nil, err
+		}
+		if c.N < 1 {
+			return nil, &contextmgr.ConfigError{Key: "n", Err: fmt.Errorf("key n must be at least 1, not %d", c.N)}
+		}
+		return nil, fmt.Errorf("n %d: not built in this test", c.N)
+	})
 }
 
 // prepareProblem is the config problem Prepare reports for the config
@@ -48,9 +61,11 @@ func prepareProblem(t *testing.T, text string, sets ...string) string {
 // key was written: at the --set that gave it, or at its line in the
 // file (in the agent's own context_manager, in global's, or in the
 // top-level one every agent inherits); a problem with the whole config,
-// such as its type, at the context_manager line.
+// such as its type, at the context_manager line. A custom manager's own
+// bound is placed at the key it names, as a built-in manager's is.
 func TestContextManagerProblemAtItsKey(t *testing.T) {
 	const head = "tactic_type: chat\nagent_configs:\n  - name: assistant\n    system_prompt: x\n"
+	const lastn = head + "global:\n  model_name: mock/m\n  context_manager:\n    type: lastn\n"
 	for _, c := range []struct {
 		name, text string
 		sets       []string
@@ -71,6 +86,10 @@ func TestContextManagerProblemAtItsKey(t *testing.T) {
 			`cm.yaml:6:1: agent assistant: context_manager: unknown context manager type "windw"`},
 		{"a custom manager's own, of no key", head + "global: {model_name: mock/m}\ncontext_manager:\n  type: lab:keeps\n  keep: 2\n", nil,
 			"cm.yaml:6:1: agent assistant: context_manager: lab:keeps: keep 2: not built in this test"},
+		{"a custom manager's own bound, at a --set", lastn, []string{"global.context_manager.n=0"},
+			"--set global.context_manager.n: agent assistant: context_manager: lab:lastn: key n must be at least 1, not 0"},
+		{"a custom manager's own bound, at its line", lastn + "    n: -2\n", nil,
+			"cm.yaml:9:5: agent assistant: context_manager: lab:lastn: key n must be at least 1, not -2"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := prepareProblem(t, c.text, c.sets...); !strings.Contains(got, c.want) {

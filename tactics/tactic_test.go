@@ -1,6 +1,8 @@
 package tactics
 
 import (
+	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -10,6 +12,26 @@ import (
 	"strings"
 	"testing"
 )
+
+// The error for a built-in tactic's name that is not registered (a
+// program that does not import tactics/builtin) says how to register it;
+// other names' errors are left as they are, and still match with errors.Is.
+func TestBuiltinHint(t *testing.T) {
+	base := errors.New(`unknown tactic "best_of_n": no tactics are registered`)
+	err := builtinHint("best_of_n", base)
+	if !errors.Is(err, base) || !strings.Contains(err.Error(), `import _ "github.com/lllm-go/lllm/tactics/builtin"`) {
+		t.Errorf("best_of_n: %v", err)
+	}
+	other := errors.New(`unknown tactic "mine": no tactics are registered`)
+	if err := builtinHint("mine", other); err != other {
+		t.Errorf("mine: %v", err)
+	}
+	for _, name := range builtinNames {
+		if _, err := New(name, nil); err != nil && !strings.Contains(err.Error(), "tactics/builtin") {
+			t.Errorf("New(%q): %v", name, err)
+		}
+	}
+}
 
 // builtinNames, which the hint for an unknown tactic uses, lists exactly
 // the tactics that tactics/builtin registers (read from its source: the
@@ -52,4 +74,15 @@ func TestBuiltinNamesMatchTheBuiltinPackage(t *testing.T) {
 	if !slices.Equal(registered, builtinNames) {
 		t.Errorf("tactics/builtin registers %q, builtinNames lists %q: update builtinNames in tactic.go", registered, builtinNames)
 	}
+}
+
+// RegisterReplayOnly's panic for a nil factory names it, not Register.
+func TestRegisterReplayOnlyNilNamesItself(t *testing.T) {
+	defer func() {
+		v := recover()
+		if msg := fmt.Sprint(v); !strings.HasPrefix(msg, "tactics: RegisterReplayOnly ") {
+			t.Errorf("panic %q, want one naming RegisterReplayOnly", msg)
+		}
+	}()
+	RegisterReplayOnly("nil_factory_test", nil)
 }
