@@ -2,6 +2,8 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -38,4 +40,71 @@ func TestBrokenToolArguments(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A dialog that holds a call whose arguments the model broke (kept as a
+// JSON string of its text) can still be sent on every wire: OpenAI's and
+// Mistral's carry the model's text as it wrote it, Anthropic's, Gemini's
+// and Ollama's, which take an object, get {}.
+func TestBrokenArgumentsInHistory(t *testing.T) {
+	const broken = `{"city": "Par`
+	for _, tc := range []struct {
+		model string
+		srv   func(testing.TB, ...providertest.Reply) *providertest.Server
+		sent  func(body map[string]any) any // the call's arguments on the wire
+	}{
+		{"openai/gpt-4o", providertest.NewOpenAIServer, func(b map[string]any) any {
+			return at(b, "messages", 1, "tool_calls", 0, "function", "arguments")
+		}},
+		{"mistral/mistral-small-latest", providertest.NewMistralServer, func(b map[string]any) any {
+			return at(b, "messages", 1, "tool_calls", 0, "function", "arguments")
+		}},
+		{"anthropic/claude-sonnet-4-5", providertest.NewAnthropicServer, func(b map[string]any) any {
+			return at(b, "messages", 1, "content", 0, "input")
+		}},
+		{"googleai/gemini-2.5-flash", providertest.NewGeminiServer, func(b map[string]any) any {
+			return at(b, "contents", 1, "parts", 0, "functionCall", "args")
+		}},
+		{"ollama/qwen3", providertest.NewOllamaServer, func(b map[string]any) any {
+			return at(b, "messages", 1, "tool_calls", 0, "function", "arguments")
+		}},
+	} {
+		t.Run(tc.model, func(t *testing.T) {
+			srv := tc.srv(t)
+			m := openFake(t, tc.model, srv)
+			args, _ := json.Marshal(broken)
+			fc := dialog.FunctionCall{ID: "call00001", Name: "get_weather", Arguments: args}
+			msgs := []*dialog.Message{userMsg("Weather in Paris?"),
+				{Role: dialog.RoleToolCall, FunctionCalls: []dialog.FunctionCall{fc}},
+				{Role: dialog.RoleTool, Name: "get_weather", ToolCallID: "call00001", Content: "Error: invalid arguments: not valid JSON"},
+			}
+			generate(t, m, &Request{Messages: msgs, Tools: []*dialog.Function{weatherTool(t)}})
+			got := tc.sent(srv.LastRequest().JSON())
+			var want any = map[string]any{}
+			if tc.model[:3] == "ope" || tc.model[:3] == "mis" {
+				want = broken
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("the broken call's arguments went as %#v, want %#v\n%s", got, want, srv.LastRequest().Body)
+			}
+		})
+	}
+}
+
+// at is the value at path (object keys and array indexes) in v, or nil.
+func at(v any, path ...any) any {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, _ := v.(map[string]any)
+			v = m[k]
+		case int:
+			a, _ := v.([]any)
+			if k >= len(a) {
+				return nil
+			}
+			v = a[k]
+		}
+	}
+	return v
 }

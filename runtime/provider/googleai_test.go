@@ -3,16 +3,20 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/runtime/provider/providertest"
 )
 
 // fakeReply is one answer of fakeGemini. A 200 answer to
@@ -454,5 +458,293 @@ func TestGoogleAIChatReplyInChunks(t *testing.T) {
 	if len(paths) != 1 || !strings.HasSuffix(paths[0], ":streamGenerateContent") ||
 		jsonAt(reqs[0], "systemInstruction", "parts", 0, "text") != "Answer in French." {
 		t.Errorf("paths %q, request %v", paths, reqs)
+	}
+}
+
+// Gemini 3 signs a reply's first function call; the signature, which
+// Google's client drops, is kept on the message (as a reasoning block
+// naming the call) and goes back on that call's part in the next request,
+// which Gemini 3 refuses without it. Streamed or not, with or without text
+// before the calls.
+func TestGeminiThoughtSignatures(t *testing.T) {
+	calls := []providertest.ToolCall{{Name: "get_weather", Arguments: `{"city":"Paris"}`}, {Name: "get_weather", Arguments: `{"city":"Rome"}`}}
+	for _, tc := range []struct {
+		name     string
+		text     string
+		streamed bool
+	}{{"whole", "", false}, {"streamed", "", true}, {"with text", "Let me check.", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := providertest.NewGeminiServer(t,
+				providertest.Reply{Text: tc.text, Thinking: []providertest.Thinking{{Text: "two cities"}}, ToolCalls: calls},
+				providertest.Reply{Text: "Sunny in both."})
+			m := openFake(t, "googleai/gemini-3-pro-preview", srv)
+			var stream func(context.Context, Chunk) error
+			if tc.streamed {
+				stream = func(context.Context, Chunk) error { return nil }
+			}
+			req := &Request{Messages: []*dialog.Message{userMsg("Weather in Paris and Rome?")}, Tools: []*dialog.Function{weatherTool(t)}, Stream: stream}
+			first := generate(t, m, req).Message
+			want := []dialog.Reasoning{{Signature: providertest.Signature("two cities"), Call: first.FunctionCalls[0].ID}}
+			if !reflect.DeepEqual(first.Reasoning, want) {
+				t.Fatalf("reasoning %+v, want %+v", first.Reasoning, want)
+			}
+			msgs := []*dialog.Message{req.Messages[0], &first}
+			for _, fc := range first.FunctionCalls {
+				msgs = append(msgs, &dialog.Message{Role: dialog.RoleTool, Name: fc.Name, ToolCallID: fc.ID, Content: "sunny"})
+			}
+			second := generate(t, m, &Request{Messages: msgs, Tools: req.Tools, Stream: stream}).Message
+			if second.Content != "Sunny in both." {
+				t.Fatalf("second reply %q", second.Content)
+			}
+			parts := providertest.GeminiParts(providertest.GeminiContents(srv.LastRequest().JSON())[1])
+			var sigs []any
+			for _, p := range parts {
+				sigs = append(sigs, p["thoughtSignature"])
+			}
+			wantSigs := []any{providertest.Signature("two cities"), nil}
+			if tc.text != "" {
+				wantSigs = append([]any{nil}, wantSigs...)
+			}
+			if !reflect.DeepEqual(sigs, wantSigs) {
+				t.Errorf("the model turn's parts carry signatures %v, want %v", sigs, wantSigs)
+			}
+		})
+	}
+}
+
+// Without its signature, a Gemini 3 tool round is refused (the fake's
+// check, which makes the tests of signatures prove something); a Gemini 2.5
+// one is not, nor one with Google's placeholder.
+func TestGeminiFakeChecksSignatures(t *testing.T) {
+	srv := providertest.NewGeminiServer(t, providertest.Reply{Text: "ok"}, providertest.Reply{Text: "ok"})
+	post := func(model, sig string) int {
+		call := `{"functionCall":{"name":"get_weather","args":{"city":"Paris"}}` + sig + `}`
+		body := `{"contents":[{"role":"user","parts":[{"text":"Weather in Paris?"}]},{"role":"model","parts":[` + call + `]},` +
+			`{"role":"user","parts":[{"functionResponse":{"name":"get_weather","response":{"result":"sunny"}}}]}]}`
+		req, err := http.NewRequest("POST", srv.URL+"/v1beta/models/"+model+":generateContent", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("x-goog-api-key", "k")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, tc := range []struct {
+		model, sig string
+		want       int
+	}{
+		{"gemini-3-pro-preview", "", http.StatusBadRequest},
+		{"gemini-3-pro-preview", `,"thoughtSignature":"forged"`, http.StatusBadRequest},
+		{"gemini-3-pro-preview", `,"thoughtSignature":"skip_thought_signature_validator"`, http.StatusOK},
+		{"gemini-2.5-flash", "", http.StatusOK},
+	} {
+		if got := post(tc.model, tc.sig); got != tc.want {
+			t.Errorf("%s with signature %q: status %d, want %d", tc.model, tc.sig, got, tc.want)
+		}
+	}
+}
+
+// The results of a turn's parallel calls, one tool message each in the
+// dialog, go to Gemini in one content, as it requires (it refuses a
+// function call turn answered by fewer function responses).
+func TestGeminiParallelResultsInOneContent(t *testing.T) {
+	srv := providertest.NewGeminiServer(t)
+	var calls []dialog.FunctionCall
+	msgs := []*dialog.Message{userMsg("Weather in Paris and Rome?"), nil}
+	for i, city := range []string{"Paris", "Rome"} {
+		id := fmt.Sprintf("call_%d", i+1)
+		calls = append(calls, dialog.FunctionCall{ID: id, Name: "get_weather", Arguments: json.RawMessage(`{"city":"` + city + `"}`)})
+		msgs = append(msgs, &dialog.Message{Role: dialog.RoleTool, Name: "get_weather", ToolCallID: id, Content: "sunny in " + city})
+	}
+	msgs[1] = &dialog.Message{Role: dialog.RoleToolCall, FunctionCalls: calls}
+	generate(t, openFake(t, "googleai/gemini-2.5-flash", srv), &Request{Messages: append(msgs, userMsg("And tomorrow?")), Tools: []*dialog.Function{weatherTool(t)}})
+	contents := providertest.GeminiContents(srv.LastRequest().JSON())
+	if len(contents) != 4 || len(providertest.GeminiParts(contents[2])) != 2 {
+		t.Fatalf("contents %v: want the two responses in the third", contents)
+	}
+	for i, p := range providertest.GeminiParts(contents[2]) {
+		r, _ := p["functionResponse"].(map[string]any)
+		if r["name"] != "get_weather" || !strings.Contains(fmt.Sprint(r["response"]), []string{"Paris", "Rome"}[i]) {
+			t.Errorf("response %d: %v", i, p)
+		}
+	}
+}
+
+// Thought summaries (includeThoughts), which Google's client takes for
+// text, are the reply's reasoning, not its text, streamed or not.
+func TestGeminiThoughtSummaries(t *testing.T) {
+	include := Params{ExtraBody: json.RawMessage(`{"generationConfig":{"thinkingConfig":{"includeThoughts":true}}}`)}
+	for _, streamed := range []bool{false, true} {
+		srv := providertest.NewGeminiServer(t, providertest.Reply{Text: "Paris.", Thinking: []providertest.Thinking{{Text: "The capital of France. "}, {Text: "That is Paris."}}})
+		var stream func(context.Context, Chunk) error
+		if streamed {
+			stream = func(context.Context, Chunk) error { return nil }
+		}
+		msg := generate(t, openFake(t, "googleai/gemini-2.5-flash", srv), &Request{Messages: []*dialog.Message{userMsg("Capital of France?")}, Params: include, Stream: stream}).Message
+		if msg.Content != "Paris." || msg.ReasoningText() != "The capital of France. That is Paris." {
+			t.Errorf("streamed %v: reply %q, reasoning %q", streamed, msg.Content, msg.ReasoningText())
+		}
+	}
+}
+
+// firstCallSignatures is, for each model content of a Gemini request, the
+// thoughtSignature of its first function call part (nil for none; contents
+// without calls left out).
+func firstCallSignatures(t *testing.T, body map[string]any) []any {
+	t.Helper()
+	var sigs []any
+	contents, _ := body["contents"].([]any)
+	for _, c := range contents {
+		parts, _ := c.(map[string]any)["parts"].([]any)
+		for _, p := range parts {
+			if p := p.(map[string]any); p["functionCall"] != nil {
+				sigs = append(sigs, p["thoughtSignature"])
+				break
+			}
+		}
+	}
+	return sigs
+}
+
+// A tool round of the current turn that Gemini 3 did not make (here,
+// another provider's) has no thought signature, which Gemini 3 refuses:
+// its first call goes with Google's placeholder. Earlier turns, calls
+// Gemini signed, and models before Gemini 3 (which a signature Gemini made
+// still goes back to) are left as they are.
+func TestGeminiPlaceholderSignature(t *testing.T) {
+	round := func(id, model, text string, reasoning ...dialog.Reasoning) []*dialog.Message {
+		calls := []dialog.FunctionCall{
+			{ID: id + "a", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)},
+			{ID: id + "b", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Rome"}`)},
+		}
+		role := dialog.RoleToolCall
+		if text != "" {
+			role = dialog.RoleAssistant
+		}
+		return []*dialog.Message{
+			{Role: role, Content: text, FunctionCalls: calls, Model: model, Reasoning: reasoning},
+			{Role: dialog.RoleTool, Name: "get_weather", ToolCallID: id + "a", Content: "sunny"},
+			{Role: dialog.RoleTool, Name: "get_weather", ToolCallID: id + "b", Content: "rainy"},
+		}
+	}
+	signed := dialog.Reasoning{Signature: providertest.Signature("two cities"), Call: "g1a"}
+	var msgs []*dialog.Message
+	msgs = append(msgs, userMsg("Weather in Paris and Rome?"))
+	msgs = append(msgs, round("o1", "openai/gpt-4o", "")...) // an earlier turn: left alone
+	msgs = append(msgs, userMsg("And now?"))
+	msgs = append(msgs, round("o2", "openai/gpt-4o", "Let me look.")...)
+	msgs = append(msgs, round("g1", "googleai/gemini-3-pro-preview", "", signed)...)
+	msgs = append(msgs, round("o3", "anthropic/claude-sonnet-4-5", "")...)
+
+	for _, tc := range []struct {
+		model string
+		want  []any
+	}{
+		{"gemini-3-pro-preview", []any{nil, placeholderSignature, providertest.Signature("two cities"), placeholderSignature}},
+		{"gemini-2.5-flash", []any{nil, nil, providertest.Signature("two cities"), nil}},
+	} {
+		srv := providertest.NewGeminiServer(t, providertest.Reply{Text: "Sunny, then rain."})
+		msg := generate(t, openFake(t, "googleai/"+tc.model, srv), &Request{Messages: msgs, Tools: []*dialog.Function{weatherTool(t)}}).Message
+		if msg.Content != "Sunny, then rain." {
+			t.Errorf("%s: reply %q", tc.model, msg.Content)
+		}
+		if got := firstCallSignatures(t, srv.LastRequest().JSON()); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: first calls' signatures %v, want %v", tc.model, got, tc.want)
+		}
+	}
+	// The dialog is not changed: the placeholder is the request's only.
+	if len(msgs[5].Reasoning) != 0 || len(msgs[8].Reasoning) != 1 {
+		t.Errorf("the dialog's reasoning changed: %+v, %+v", msgs[5].Reasoning, msgs[8].Reasoning)
+	}
+}
+
+func TestSignsCalls(t *testing.T) {
+	for model, want := range map[string]bool{
+		"gemini-3-pro-preview": true, "gemini-3-flash": true, "gemini-4": true,
+		"gemini-2.5-flash": false, "gemini-1.5-pro": false, "gemma-3-27b-it": false, "gemini-": false, "": false,
+	} {
+		if got := signsCalls(model); got != want {
+			t.Errorf("signsCalls(%q) = %v, want %v", model, got, want)
+		}
+	}
+}
+
+// Google's client takes a model named "models/gemini-3-pro-preview" for
+// gemini-3-pro-preview: a tool round of the current turn that another
+// provider made goes to it with the placeholder signature all the same,
+// not refused for a missing one.
+func TestGeminiPlaceholderModelsPrefix(t *testing.T) {
+	msgs := []*dialog.Message{
+		userMsg("Weather in Paris?"),
+		{Role: dialog.RoleToolCall, Model: "openai/gpt-4o", FunctionCalls: []dialog.FunctionCall{{ID: "c1", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}}},
+		{Role: dialog.RoleTool, Name: "get_weather", ToolCallID: "c1", Content: "sunny"},
+	}
+	for model, want := range map[string][]any{
+		"models/gemini-3-pro-preview": {placeholderSignature},
+		"models/gemini-2.5-flash":     {nil},
+	} {
+		srv := providertest.NewGeminiServer(t, providertest.Reply{Text: "Sunny."})
+		msg := generate(t, openFake(t, "googleai/"+model, srv), &Request{Messages: msgs, Tools: []*dialog.Function{weatherTool(t)}}).Message
+		if msg.Content != "Sunny." {
+			t.Errorf("%s: reply %q", model, msg.Content)
+		}
+		if got := firstCallSignatures(t, srv.LastRequest().JSON()); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: first calls' signatures %v, want %v", model, got, want)
+		}
+	}
+	if !signsCalls("models/gemini-3-flash") || signsCalls("models/gemini-2.5-pro") || signsCalls("models/") {
+		t.Error("signsCalls ignores models/ wrongly")
+	}
+}
+
+// A Gemini stream (a JSON array of responses) that ends cleanly before
+// its last response, the one with a finishReason, is a retryable network
+// error, as on the other wires, not a reply made of the text that came. A
+// whole one, and a blocked prompt's, are not.
+func TestGeminiUnfinishedStreams(t *testing.T) {
+	el := func(text, finish string) string {
+		return `{"candidates":[{"content":{"role":"model","parts":[{"text":"` + text + `"}]},"index":0` + finish +
+			`}],"usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":1,"totalTokenCount":4}}`
+	}
+	first, last := el("The capital ", ""), el("is Paris.", `,"finishReason":1`)
+	for _, tc := range []struct {
+		name, body, want string // want: the reply's text, "" for an unfinished stream
+	}{
+		{"whole", "[" + first + ",\r\n" + last + "]", "The capital is Paris."},
+		{"blocked", `[{"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":3,"totalTokenCount":3}}]`, "blocked"},
+		{"no closing bracket", "[" + first + ",\r\n", ""},
+		{"cut in a response", "[" + first + ",\r\n" + last[:40], ""},
+		{"no finishReason", "[" + first + "]", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := streamServer(t, "application/json; charset=UTF-8", tc.body, false)
+			m, err := Open(context.Background(), "googleai/gemini-2.5-flash", Config{BaseURL: srv.URL, APIKey: "k"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := m.Generate(context.Background(), &Request{
+				Messages: []*dialog.Message{userMsg("Capital of France?")},
+				Stream:   func(context.Context, Chunk) error { return nil },
+			})
+			var pe *Error
+			switch {
+			case tc.want == "":
+				if !errors.As(err, &pe) || pe.Kind != ErrNetwork || !pe.Retryable() || !strings.Contains(err.Error(), "finishReason") {
+					t.Fatalf("an unfinished stream: %v (reply %+v), want a retryable network error naming the finishReason", err, resp)
+				}
+			case tc.want == "blocked":
+				if errors.As(err, &pe) && pe.Kind == ErrNetwork {
+					t.Fatalf("a blocked prompt taken for an unfinished stream: %v", err)
+				}
+			case err != nil:
+				t.Fatalf("a whole stream: %v", err)
+			case resp.Message.Text() != tc.want:
+				t.Fatalf("reply %q, want %q", resp.Message.Text(), tc.want)
+			}
+		})
 	}
 }

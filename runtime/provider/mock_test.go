@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lllm-go/lllm/contextmgr"
 	"github.com/lllm-go/lllm/dialog"
+	"github.com/tmc/langchaingo/llms"
 )
 
 func openMockModel(t *testing.T, cfg MockConfig) Model {
@@ -266,5 +268,157 @@ func TestMockConfigFromJSON(t *testing.T) {
 	if len(cfg.Replies) != 2 || cfg.Replies[0].ToolCalls[0].Arguments["x"] != 1.0 || cfg.Replies[1].RetryAfter != time.Second ||
 		cfg.Rules[0].Reply.Text != "b" || cfg.ErrorRate != 0.1 || cfg.Seed != 3 || cfg.Latency != time.Microsecond {
 		t.Errorf("decoded %+v", cfg)
+	}
+}
+
+// A scripted reply may come with reasoning: it is the message's one
+// unsigned reasoning block, counted in the output and reasoning tokens,
+// and never streamed as text; with an error, the reply is refused.
+func TestMockReasoning(t *testing.T) {
+	m := openMockModel(t, MockConfig{Replies: []MockReply{{Text: "42", Reasoning: "six times seven"}}})
+	var streamed strings.Builder
+	resp := generate(t, m, &Request{Messages: []*dialog.Message{userMsg("6*7?")},
+		Stream: func(_ context.Context, c Chunk) error { streamed.WriteString(c.Text); return nil }})
+	msg := resp.Message
+	if msg.Content != "42" || len(msg.Reasoning) != 1 || msg.Reasoning[0] != (dialog.Reasoning{Text: "six times seven"}) {
+		t.Fatalf("reply %q, reasoning %+v", msg.Content, msg.Reasoning)
+	}
+	want := mockTokens("six times seven")
+	if msg.Usage.ReasoningTokens != want || msg.Usage.OutputTokens != mockTokens("42")+want {
+		t.Errorf("usage %+v, want %d reasoning tokens among the output", msg.Usage, want)
+	}
+	if streamed.String() != "42" {
+		t.Errorf("streamed %q, want the text alone", streamed.String())
+	}
+	if err := loadMockYAML(`replies: [{error: server, reasoning: hmm}]`); err == nil || !strings.Contains(err.Error(), "error") {
+		t.Errorf("an error reply with reasoning: %v, want refused", err)
+	}
+	if err := loadMockYAML(`replies: [{text: "42", reasoning: "six times seven"}]`); err != nil {
+		t.Errorf("a reply with reasoning from YAML: %v", err)
+	}
+}
+
+// TestMockInputTokensRemembered checks that the mock's input usage is the
+// same whether a request's texts were counted before or not, and that a
+// conversation's earlier messages are not tokenized again.
+func TestMockInputTokensRemembered(t *testing.T) {
+	m, err := Open(context.Background(), "mock/gpt-4o", Config{Mock: &MockConfig{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := contextmgr.NewTokenizer()
+	msgs := []*dialog.Message{systemMsg("You count carefully.")}
+	for i := range 30 {
+		msgs = append(msgs, userMsg(fmt.Sprintf("turn %d: %s", i, strings.Repeat("word ", i))))
+		want := 0
+		for _, msg := range msgs {
+			want += tok.CountMessage("mock/gpt-4o", msg)
+		}
+		before := mockTokenizer.Stats().Texts
+		resp := generate(t, m, &Request{Messages: msgs})
+		if got := resp.Message.Usage.InputTokens; got != want {
+			t.Fatalf("turn %d: input tokens %d, want %d", i, got, want)
+		}
+		// The new user message, the previous reply (new as input) and
+		// the new reply's text: nothing earlier.
+		if n := mockTokenizer.Stats().Texts - before; n > 3 {
+			t.Errorf("turn %d: %d texts tokenized for one new message", i, n)
+		}
+		msgs = append(msgs, &resp.Message)
+	}
+}
+
+// The mock cuts a reply over max_tokens at the longest prefix of whole
+// words within the limit, as counting word by word would, for every
+// limit; and it counts a few prefixes to find it, not one per word.
+func TestMockLimitLongestPrefix(t *testing.T) {
+	m, err := NewMock(MockConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("the quick brown fox jumps over the lazy dog; ", 30)
+	words := strings.SplitAfter(text, " ")
+	for _, limit := range []int{1, 2, 7, 50, 133, mockTokens(text) - 1} {
+		want := ""
+		for _, w := range words {
+			if mockTokens(want+w) > limit {
+				break
+			}
+			want += w
+		}
+		before := mockTokenizer.Stats().Calls
+		got, why := m.limit(text, llms.CallOptions{MaxTokens: limit})
+		if got != want || why != "length" {
+			t.Errorf("max_tokens %d: cut at %d bytes (%q), want %d (%q)", limit, len(got), why, len(want), "length")
+		}
+		if calls := mockTokenizer.Stats().Calls - before; calls > 20 {
+			t.Errorf("max_tokens %d: %d counts for a reply of %d words", limit, calls, len(words))
+		}
+	}
+}
+
+// A Mock with an error rate sent ever new requests keeps a bounded
+// memory of them, and still fails exactly the calls it would with an
+// unbounded one, for every request made again within the last
+// mockSeenLimit distinct ones (retries and samples).
+func TestMockSeenIsBounded(t *testing.T) {
+	m, err := NewMock(MockConfig{ErrorRate: 0.5, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// want is injectError with an unbounded count, as the Mock had.
+	counts := map[uint64]uint64{}
+	want := func(h uint64) bool {
+		n := counts[h]
+		counts[h]++
+		return m.fails(h, n)
+	}
+	const distinct = 3 * mockSeenLimit
+	for i := range uint64(distinct) {
+		h := i * 0x9e3779b97f4a7c15
+		// Each request is retried at once, and made again a while later.
+		for _, h := range []uint64{h, h, h} {
+			if got, w := m.injectError(h), want(h); got != w {
+				t.Fatalf("request %d: failed %v, an unbounded count says %v", i, got, w)
+			}
+		}
+		if i >= 1000 {
+			old := (i - 1000) * 0x9e3779b97f4a7c15
+			if got, w := m.injectError(old), want(old); got != w {
+				t.Fatalf("request %d again after 1000 others: failed %v, an unbounded count says %v", i-1000, got, w)
+			}
+		}
+	}
+	m.mu.Lock()
+	held := len(m.seen) + len(m.older)
+	m.mu.Unlock()
+	if held > 2*mockSeenLimit {
+		t.Errorf("after %d distinct requests the Mock remembers %d, want at most %d", distinct, held, 2*mockSeenLimit)
+	}
+}
+
+// TestMockCountsToolDeclarations: the mock's input tokens include what the
+// request's tool declarations cost, as a context manager counts them
+// (contextmgr.Tokenizer.CountTools), as a real provider's usage does.
+func TestMockCountsToolDeclarations(t *testing.T) {
+	search, err := dialog.NewFunctionSchema("search", "Search the web for pages about a query and return the ten best.",
+		json.RawMessage(`{"type": "object", "properties": {"query": {"type": "string", "description": "what to look for"}}, "required": ["query"]}`),
+		func(context.Context, json.RawMessage) (any, error) { return nil, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := []*dialog.Function{weatherTool(t), search}
+	msgs := []*dialog.Message{systemMsg("sys"), userMsg("What is the weather in Paris?")}
+	for _, name := range []string{"mock/test", "mock/gpt-4"} {
+		m, err := Open(t.Context(), name, Config{Mock: &MockConfig{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bare := generate(t, m, &Request{Messages: msgs}).Message.Usage.InputTokens
+		with := generate(t, m, &Request{Messages: msgs, Tools: tools}).Message.Usage.InputTokens
+		want := contextmgr.NewTokenizer().CountTools(name, tools)
+		if want == 0 || with-bare != want {
+			t.Errorf("%s: input tokens %d with the tools, %d without: the tools counted %d, want %d (contextmgr's count)", name, with, bare, with-bare, want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -15,6 +16,13 @@ import (
 // A server that ignores "stream": true and answers with the whole reply,
 // as JSON, gives the same Response as one that streams it, and Stream
 // gets it as StreamWhole hands a reply that did not stream.
+//
+// A stream labelled with another Content-Type than text/event-stream, as
+// some servers send it (Foundry Local's application/json, a RAG proxy's
+// text/plain, a uvicorn StreamingResponse's none), is read as the same
+// stream labelled right: the reasoning (under "reasoning" too), the
+// parallel tool calls, the usage and the finish reason, and Stream gets
+// the same pieces in the same order.
 func TestStreamAnsweredWhole(t *testing.T) {
 	calls := []providertest.ToolCall{
 		{Name: "get_weather", Arguments: `{"city":"Paris"}`},
@@ -41,10 +49,11 @@ func TestStreamAnsweredWhole(t *testing.T) {
 			Usage: providertest.Usage{Input: 12, Output: 4}}, Params{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			run := func(whole bool) (*Response, []Chunk) {
+			run := func(whole bool, header http.Header) (*Response, []Chunk) {
 				t.Helper()
 				reply := tc.reply
 				reply.IgnoreStream = whole
+				reply.Header = header
 				srv := tc.fake(t, reply)
 				req := &Request{Messages: []*dialog.Message{userMsg("Weather in Paris and Rome?")}, Params: tc.extra}
 				if tc.tools {
@@ -56,8 +65,12 @@ func TestStreamAnsweredWhole(t *testing.T) {
 				resp.Latency = 0
 				return resp, r.chunks
 			}
-			want, _ := run(false)
-			got, chunks := run(true)
+			want, wantChunks := run(false, nil)
+			if len(want.Message.FunctionCalls) != len(tc.reply.ToolCalls) || (want.Message.ReasoningText() == "") != (len(tc.reply.Thinking) == 0) ||
+				want.Message.Usage.InputTokens != tc.reply.Usage.Input || want.FinishReason == "" {
+				t.Fatalf("streamed, labelled text/event-stream: %+v", want)
+			}
+			got, chunks := run(true, nil)
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("answered whole:\n got %+v\nwant %+v (streamed)", got, want)
 			}
@@ -67,6 +80,19 @@ func TestStreamAnsweredWhole(t *testing.T) {
 			}
 			if !reflect.DeepEqual(chunks, r.chunks) {
 				t.Errorf("answered whole, Stream got %+v\nwant %+v", chunks, r.chunks)
+			}
+			for _, ct := range []string{"application/json", "application/json; charset=utf-8", "text/plain; charset=utf-8", "application/x-ndjson", ""} {
+				header := http.Header{"Content-Type": {ct}}
+				if ct == "" {
+					header["Content-Type"] = nil // no Content-Type at all
+				}
+				got, chunks := run(false, header)
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("labelled %q:\n got %+v\nwant %+v", ct, got, want)
+				}
+				if !reflect.DeepEqual(chunks, wantChunks) {
+					t.Errorf("labelled %q: Stream got %+v\nwant %+v", ct, chunks, wantChunks)
+				}
 			}
 		})
 	}
