@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/lllm-go/lllm/dialog"
@@ -153,4 +154,19 @@ func appendLine(t testing.TB, root, run, data string) {
 	if _, err := fh.WriteString(data); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// writeRawLog writes lines, one a line, as the log of run id under root
+// (a hand-written log, for what a Writer does not write), and returns
+// the log's path.
+func writeRawLog(t testing.TB, root, id string, lines ...string) string {
+	t.Helper()
+	path := filepath.Join(root, id, logs.EventsFile)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

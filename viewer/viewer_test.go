@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/logs"
@@ -641,5 +642,161 @@ func TestRunRefsAsTheCLI(t *testing.T) {
 	get(t, h, "/api/runs/2", 400, &e) // a prefix of every run
 	if !strings.Contains(e.Error, "give more of the id") {
 		t.Errorf("ambiguous prefix: %q", e.Error)
+	}
+}
+
+// A dialog is named in the API as lllm show names it: by its id or a
+// unique prefix of one, such as the eight characters lllm tree prints. A
+// prefix of several dialogs is a 400 that lists them; a name no dialog
+// has is a 404 that says how dialogs are named.
+func TestDialogByPrefix(t *testing.T) {
+	f := newFixture(t)
+	h := New(f.root, Options{})
+	var byID, byPrefix dialogInfo
+	get(t, h, "/api/runs/"+f.bestOfN+"/dialogs/"+f.try2, 200, &byID)
+	get(t, h, "/api/runs/"+f.bestOfN+"/dialogs/"+f.try2[:8], 200, &byPrefix)
+	if byPrefix.Node.ID != f.try2 || byPrefix.Node.Alias != "try2" || len(byPrefix.Ancestors) != len(byID.Ancestors) {
+		t.Fatalf("by prefix %+v; by id %+v", byPrefix, byID)
+	}
+	var msgs messagePage
+	get(t, h, "/api/runs/"+f.bestOfN+"/dialogs/"+f.try2[:8]+"/messages", 200, &msgs)
+	if msgs.Dialog != f.try2 || msgs.Total != 3 {
+		t.Fatalf("messages by prefix: dialog %q, %d messages; want %s's 3", msgs.Dialog, msgs.Total, f.try2)
+	}
+	var kids treePage
+	get(t, h, "/api/runs/"+f.bestOfN+"/tree?parent="+f.try2[:8], 200, &kids)
+	if kids.Parent != f.try2 || len(kids.Nodes) != 1 || kids.Nodes[0].Alias != "try2#1" {
+		t.Fatalf("tree by prefix: %+v", kids)
+	}
+
+	// Seventeen dialogs: two of them share their first hex digit.
+	w, run, err := logs.Create(f.root, logs.RunStart{Tactic: "many"}, logs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[byte]string{}
+	var shared, other string
+	for range 17 {
+		d, err := dialog.New("agent", dialog.WithSink(w), dialog.WithAlias("main"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prev, ok := seen[d.ID()[0]]; ok && shared == "" {
+			shared, other = d.ID(), prev
+		}
+		seen[d.ID()[0]] = d.ID()
+	}
+	if err := w.Finish(logs.RunEnd{Status: logs.StatusOK}); err != nil {
+		t.Fatal(err)
+	}
+	var amb errBody
+	get(t, h, "/api/runs/"+run.ID+"/dialogs/"+shared[:1], 400, &amb)
+	if !strings.Contains(amb.Error, "give more of an id") || !strings.Contains(amb.Error, shared) || !strings.Contains(amb.Error, other) {
+		t.Errorf("a prefix of several dialogs: %q", amb.Error)
+	}
+	var none errBody
+	get(t, h, "/api/runs/"+run.ID[:20]+"/dialogs/zz", 404, &none)
+	if want := "run " + run.ID + ` has no dialog "zz": name a dialog by its id, or a unique prefix of one`; none.Error != want {
+		t.Errorf("no such dialog: %q, want %q", none.Error, want)
+	}
+}
+
+// A dialog at the end of a chain of 8,000 forks: its ancestors come root
+// first, every one of them, in time linear in the depth (prepending them
+// one by one took half a minute here under -race). Timed as a ratio, the
+// dialog 8,000 deep against one 2,000 deep, taking turns (the fastest of
+// three each), so that a busy machine slows both alike: linear is 4x,
+// quadratic 16x.
+func TestDeepAncestorsRootFirstAndLinear(t *testing.T) {
+	const depth = 8000
+	root := t.TempDir()
+	id := "20261120T100010.000000Z-deep08"
+	var b strings.Builder
+	seq := 0
+	line := func(kind, dlg, payload string) {
+		seq++
+		fmt.Fprintf(&b, `{"seq":%d,"ts":"2026-11-20T10:00:10Z","kind":%q,"dialog":%q,%q:%s}`+"\n", seq, kind, dlg, kind, payload)
+	}
+	seq++
+	fmt.Fprintf(&b, `{"seq":1,"ts":"2026-11-20T10:00:10Z","kind":"run_start","run_start":{"format":"lllm-go/run-log","version":"1.5","run_id":%q,"tactic":"deep"}}`+"\n", id)
+	line("dialog_open", "d0", `{"id":"d0","owner":"a","alias":"main","split_point":0,"last_n":0,"first_k":0,"parent_len":0,"depth":0}`)
+	for i := 1; i <= depth; i++ {
+		line("fork", fmt.Sprintf("d%d", i), fmt.Sprintf(`{"id":"d%d","owner":"a","alias":"main","parent_id":"d%d","split_point":0,"last_n":0,"first_k":0,"parent_len":0,"depth":%d}`, i, i-1, i))
+	}
+	if err := os.MkdirAll(filepath.Join(root, id), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, id, logs.EventsFile), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := New(root, Options{})
+	var tp treePage
+	get(t, h, "/api/runs/"+id+"/tree", 200, &tp) // index it first
+
+	var info dialogInfo
+	timed := func(d int) time.Duration {
+		start := time.Now()
+		get(t, h, fmt.Sprintf("/api/runs/%s/dialogs/d%d", id, d), 200, &info)
+		return time.Since(start)
+	}
+	quarter, whole := time.Duration(1<<63-1), time.Duration(1<<63-1)
+	for range 3 {
+		quarter = min(quarter, timed(depth/4))
+		whole = min(whole, timed(depth))
+	}
+	if info.Node.ID != fmt.Sprintf("d%d", depth) || len(info.Ancestors) != depth {
+		t.Fatalf("node %s with %d ancestors, want d%d with %d", info.Node.ID, len(info.Ancestors), depth, depth)
+	}
+	for i, a := range info.Ancestors {
+		if want := fmt.Sprintf("d%d", i); a.ID != want || a.Depth != i {
+			t.Fatalf("ancestor %d is %s at depth %d, want %s (root first)", i, a.ID, a.Depth, want)
+		}
+	}
+	if whole > 10*quarter && whole > time.Second {
+		t.Errorf("the ancestors of a dialog %d forks deep took %v, %d deep %v: not linear", depth, whole, depth/4, quarter)
+	}
+}
+
+// A run named by a prefix or suffix, as the CLI names it: a log that
+// cannot be read says why (422, as for its full id), a prefix of several
+// runs says so (400), and only a name no run has is "no run" (404).
+func TestRunRefErrors(t *testing.T) {
+	root := t.TempDir()
+	for range 2 {
+		w, _, err := logs.Create(root, logs.RunStart{Tactic: "idle"}, logs.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Finish(logs.RunEnd{Status: logs.StatusOK}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	major := "20261120T100006.000000Z-major2"
+	if err := os.MkdirAll(filepath.Join(root, major), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	start := `{"seq":1,"ts":"2026-11-20T10:00:06Z","kind":"run_start","run_start":{"format":"lllm-go/run-log","version":"2.0","run_id":"` + major + `","tactic":"future"}}` + "\n"
+	if err := os.WriteFile(filepath.Join(root, major, logs.EventsFile), []byte(start), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := New(root, Options{})
+
+	var full, suffix errBody
+	get(t, h, "/api/runs/"+major, 422, &full)
+	get(t, h, "/api/runs/major2", 422, &suffix)
+	if !strings.Contains(full.Error, "2.0") || suffix.Error != full.Error {
+		t.Errorf("by suffix: %q; by full id: %q; want the same, naming version 2.0", suffix.Error, full.Error)
+	}
+
+	var amb errBody
+	get(t, h, "/api/runs/20", 400, &amb)
+	if !strings.Contains(amb.Error, `"20" matches 3 runs`) {
+		t.Errorf("a prefix of three runs: %q", amb.Error)
+	}
+
+	var none errBody
+	get(t, h, "/api/runs/nosuch", 404, &none)
+	if !strings.Contains(none.Error, `no run "nosuch"`) {
+		t.Errorf("no such run: %q", none.Error)
 	}
 }
