@@ -21,6 +21,9 @@ func TestRender(t *testing.T) {
 		{"plain", "hello", nil, "hello"},
 		{"empty", "", nil, ""},
 		{"no vars escapes resolved", "a {{b}} c}}", nil, "a {b} c}"},
+		// However the literal text is split by the escapes.
+		{"no vars escapes split", "{{a}} and }}{{ ", nil, "{a} and }{ "},
+		{"no vars only an escape", "{{", nil, "{"},
 		{"var", "Hi {name}!", map[string]any{"name": "Ann"}, "Hi Ann!"},
 		{"adjacent", "{a}{b}{a}", map[string]any{"a": 1, "b": "x"}, "1x1"},
 		{"escaped var", "{{a}}", map[string]any{"a": 1}, "{a}"},
@@ -126,6 +129,23 @@ func TestTemplateErrors(t *testing.T) {
 		// A prompt literal with the same template fails at Render instead.
 		if _, err := (&Prompt{Path: "p/x", Template: tt.tmpl}).Render(nil); !errors.As(err, &te) {
 			t.Errorf("Render of literal prompt %q: error = %v, want *TemplateError", tt.tmpl, err)
+		}
+	}
+}
+
+// A brace around text that is no variable quotes at most about 40
+// characters of it, whatever the length of its line; bytes that are not
+// UTF-8 stay escaped.
+func TestTemplateErrorQuotesShort(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{"x {not a var} y", `"{not a var}" is not a variable`},
+		{"{" + strings.Repeat("long words ", 10000) + "}", `"{` + strings.Repeat("long words ", 4)[:37] + `…}" is not a variable`},
+		{"{\xff" + strings.Repeat("é", 100) + "}", `"{\xff` + strings.Repeat("é", 36) + `…}" is not a variable`},
+	} {
+		_, err := NewPrompt("p", tc.src)
+		var te *TemplateError
+		if !errors.As(err, &te) || !strings.HasPrefix(te.Msg, tc.want) || len(te.Msg) > 300 {
+			t.Errorf("NewPrompt(%.30q...): %v, want a TemplateError starting %s", tc.src, err, tc.want)
 		}
 	}
 }

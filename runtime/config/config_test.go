@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func mustLoad(t *testing.T, path string) *Config {
@@ -19,15 +21,10 @@ func mustLoad(t *testing.T, path string) *Config {
 	return c
 }
 
-// mapFS is an in-memory readFile.
+// mapFS is an in-memory readFile: edgeFS without its record of the files served.
 func mapFS(files map[string]string) func(string) ([]byte, error) {
-	return func(name string) ([]byte, error) {
-		s, ok := files[filepath.Clean(name)]
-		if !ok {
-			return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
-		}
-		return []byte(s), nil
-	}
+	readFile, _ := edgeFS(files)
+	return readFile
 }
 
 func intp(n int) *int { return &n }
@@ -132,6 +129,50 @@ func TestAgentsDoNotLeak(t *testing.T) {
 	}
 	if _, err := c.Agent("sovler"); err == nil || !strings.Contains(err.Error(), `did you mean "solver"?`) {
 		t.Errorf("Agent(sovler) error = %v", err)
+	}
+}
+
+// TestClone checks that a clone equals its config and that changing the
+// clone, by Set or through its fields, leaves the config as it was.
+func TestClone(t *testing.T) {
+	c, err := Parse("c.yaml", []byte(`tactic_type: chat
+global: {model_name: mock/m, model_args: {temperature: 0}, context_manager: {type: default}}
+agent_configs: [{name: a, max_retries: 2, model_args: {max_tokens: 10}}]
+params: {n: 1}
+mock: {rules: [{match: x, reply: {text: y}}]}
+prices: {m: {input: 1, output: 2}}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := func(c *Config) string {
+		b, err := json.Marshal([]any{c.Resolved(), c.Global, c.Agents, c.Params, c.Mock, c.Prices, c.Files})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	want := text(c)
+	d := c.Clone()
+	if got := text(d); got != want {
+		t.Fatalf("clone\n got %s\nwant %s", got, want)
+	}
+	d.Global.ModelArgs["temperature"] = 1
+	d.Global.ContextManager["type"] = "none"
+	d.Agents[0].ModelArgs["max_tokens"] = 20
+	*d.Agents[0].MaxRetries = 5
+	d.Params["n"] = 2
+	d.Mock["rules"] = nil
+	d.Prices["m"] = Price{Input: 9}
+	d.Files[0] = "other.yaml"
+	if err := d.Set("agent_configs.a.model_args.max_tokens", "30"); err != nil {
+		t.Fatal(err)
+	}
+	if got := text(c); got != want {
+		t.Errorf("the config changed with its clone\n got %s\nwant %s", got, want)
+	}
+	if (*Config)(nil).Clone() != nil {
+		t.Error("a nil config's clone is not nil")
 	}
 }
 
@@ -346,6 +387,41 @@ func TestAnchorsAndMergeKeys(t *testing.T) {
 	}
 }
 
+// A key written twice in an anchored map is one problem, however many
+// aliases name the map; and the problems come in file order, a repeat in
+// a nested map before a later repeat of the map's own key.
+func TestDuplicateKeyInAnchoredMapReportedOnce(t *testing.T) {
+	for name, tc := range map[string]struct {
+		yaml string
+		want []string
+	}{
+		"aliased twice": {
+			yaml: "tactic_type: x\nx: &a {k: 1, k: 2}\ny: *a\nz: *a\n",
+			want: []string{`t.yaml:2:14: duplicate key "k" (first at line 2)`},
+		},
+		"merged": {
+			yaml: "tactic_type: x\nx: &a\n  k: 1\n  k: 2\ny:\n  <<: *a\n",
+			want: []string{`t.yaml:4:3: duplicate key "k" (first at line 3)`},
+		},
+		"nested then outer": {
+			yaml: "tactic_type: x\nglobal:\n  m: 1\n  m: 2\nglobal: {}\n",
+			want: []string{
+				`t.yaml:4:3: duplicate key "m" (first at line 3)`,
+				`t.yaml:5:1: duplicate key "global" (first at line 2)`,
+			},
+		},
+	} {
+		_, err := Parse("t.yaml", []byte(tc.yaml), nil)
+		if err == nil {
+			t.Errorf("%s: no error", name)
+			continue
+		}
+		if got := strings.Split(err.Error(), "\n"); strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+			t.Errorf("%s:\ngot  %q\nwant %q", name, got, tc.want)
+		}
+	}
+}
+
 func TestMalformedYAML(t *testing.T) {
 	_, err := Load("testdata/malformed.yaml")
 	var e *Error
@@ -373,6 +449,20 @@ func TestMalformedYAML(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 			t.Errorf("Parse(%q) = %v\nwant %s", tt.src, err, tt.want)
 		}
+	}
+}
+
+// A config that is not UTF-8 is an error at the byte that is not: yaml.v3
+// alone says "invalid leading UTF-8 octet", with no line.
+func TestParseNotUTF8(t *testing.T) {
+	data := []byte("tactic_type: chat\nagent_configs:\n  - name: assistant\n    system_prompt: caf\xe9\n")
+	_, err := Parse("c.yaml", data, nil)
+	var ce *Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("Parse = %v, want a *config.Error", err)
+	}
+	if ce.Line != 4 || ce.Column != 23 || !strings.Contains(err.Error(), "not UTF-8") {
+		t.Errorf("error %q at line %d column %d, want line 4 column 23 saying not UTF-8", err, ce.Line, ce.Column)
 	}
 }
 
@@ -507,5 +597,29 @@ func TestPromptsDir(t *testing.T) {
 	_, err = Parse("y.yaml", []byte("prompt_dir: a\n"), fsys)
 	if err == nil || !strings.Contains(err.Error(), `y.yaml:1:1: unknown key "prompt_dir" at top level (did you mean "prompts_dir"?)`) {
 		t.Errorf("misspelt prompts_dir: %v", err)
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	for _, c := range []struct {
+		v    any
+		want time.Duration
+	}{
+		{"90s", 90 * time.Second},
+		{"0", 0},
+		{30, 30 * time.Second},
+		{int64(2), 2 * time.Second},
+		{uint64(3), 3 * time.Second},
+		{0.25, 250 * time.Millisecond},
+	} {
+		if d, err := ParseDuration(c.v); err != nil || d != c.want {
+			t.Errorf("ParseDuration(%#v) = %v, %v; want %v", c.v, d, err, c.want)
+		}
+	}
+	for _, v := range []any{"soon", "-1s", -1, -0.5, 1e300, -1e300, true, nil, []any{1}, map[string]any{}} {
+		d, err := ParseDuration(v)
+		if err == nil || !strings.HasPrefix(err.Error(), "must be a duration such as 90s or 10m (0 for none), not ") {
+			t.Errorf("ParseDuration(%#v) = %v, %v; want an error", v, d, err)
+		}
 	}
 }
