@@ -149,8 +149,8 @@ func (a *Adapter) ollamaToolEdits(msgs []*dialog.Message, fns []*dialog.Function
 	return []edit{{path: []string{"tools"}, value: tb}, {path: []string{"messages"}, value: mb}}, nil
 }
 
-// ollamaTap notes, line by line as langchaingo reads them, the tool calls
-// and thinking of an Ollama chat reply (the client reads neither):
+// ollamaTap notes, line by line as langchaingo reads them, the tool calls,
+// thinking and done_reason of an Ollama chat reply (the client reads none):
 // newline-delimited JSON objects when streamed, one object otherwise. A
 // stream's text and thinking are queued for the streaming function (see
 // callState.tapped).
@@ -200,11 +200,12 @@ func (o *ollamaTap) note(line []byte) {
 		o.stream = true
 		o.st.tap()
 	}
-	if !o.stream && !bytes.Contains(line, []byte(`"tool_calls"`)) && !bytes.Contains(line, []byte(`"thinking"`)) {
+	if !o.stream && !bytes.Contains(line, []byte(`"tool_calls"`)) && !bytes.Contains(line, []byte(`"thinking"`)) && !bytes.Contains(line, []byte(`"done_reason"`)) {
 		return
 	}
 	var r struct {
-		Message struct {
+		DoneReason string `json:"done_reason"`
+		Message    struct {
 			Content   string `json:"content"`
 			Thinking  string `json:"thinking"`
 			ToolCalls []struct {
@@ -220,6 +221,9 @@ func (o *ollamaTap) note(line []byte) {
 		return
 	}
 	o.st.setWire(func(w *wireReply) {
+		if r.DoneReason != "" {
+			w.finish = r.DoneReason
+		}
 		w.thinking = append(w.thinking, r.Message.Thinking...)
 		if o.stream {
 			o.st.queue(Chunk{Reasoning: r.Message.Thinking})

@@ -29,7 +29,7 @@ func TestOllamaNative(t *testing.T) {
 			http.NotFound(w, r)
 			return
 		}
-		io.WriteString(w, `{"model":"llama3.1","message":{"role":"assistant","content":"Hi from Ollama."},"done":true,"prompt_eval_count":14,"eval_count":5}`)
+		io.WriteString(w, `{"model":"llama3.1","message":{"role":"assistant","content":"Hi from Ollama."},"done":true,"done_reason":"length","prompt_eval_count":14,"eval_count":5}`)
 	}))
 	defer srv.Close()
 	t.Setenv("OLLAMA_HOST", srv.Listener.Addr().String()) // host:port, as Ollama takes it
@@ -50,6 +50,9 @@ func TestOllamaNative(t *testing.T) {
 	})
 	if resp.Message.Content != "Hi from Ollama." || resp.Message.Usage.InputTokens != 14 || resp.Message.Usage.OutputTokens != 5 {
 		t.Errorf("message = %+v", resp.Message)
+	}
+	if resp.FinishReason != "length" { // langchaingo's client drops done_reason
+		t.Errorf("finish reason %q, want Ollama's done_reason %q", resp.FinishReason, "length")
 	}
 	mu.Lock()
 	body := last

@@ -47,6 +47,10 @@ func TestStreamAnsweredWhole(t *testing.T) {
 			Usage:    providertest.Usage{Input: 20, Output: 9}}, thinkingOn, true},
 		{"anthropic, text", "anthropic/claude-sonnet-4-5", providertest.NewAnthropicServer, providertest.Reply{Text: "Sunny, 18C.",
 			Usage: providertest.Usage{Input: 12, Output: 4}}, Params{}, false},
+		{"ollama, calls", "ollama/qwen3", providertest.NewOllamaServer, providertest.Reply{Text: "Checking both.", ToolCalls: calls,
+			Thinking: []providertest.Thinking{{Text: "Two cities, two calls."}}, Usage: providertest.Usage{Input: 20, Output: 9}}, Params{}, true},
+		{"ollama, text", "ollama/llama3.1", providertest.NewOllamaServer, providertest.Reply{Text: "Sunny, 18C.",
+			Usage: providertest.Usage{Input: 12, Output: 4}}, Params{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run := func(whole bool, header http.Header) (*Response, []Chunk) {

@@ -24,7 +24,7 @@ import (
 // loses it.
 type wireReply struct {
 	usage  *dialog.Usage // googleai: the usage of a reply's last part
-	finish string        // bedrock: a stop reason langchaingo takes for an error
+	finish string        // bedrock: a stop reason langchaingo takes for an error; ollama: done_reason
 	// openai: a refusal (message.refusal, delta.refusal), which
 	// langchaingo does not read, and an error event inside a stream,
 	// which it skips.
@@ -303,7 +303,9 @@ var errNoFinishReason = errors.New("the stream ended without a finishReason")
 // for an error: it is handed one empty text block instead.
 func tapReply(style wireStyle, resp *http.Response, st *callState) error {
 	if style == wireOllama {
-		t := &ollamaTap{ReadCloser: resp.Body, st: st, stream: strings.HasPrefix(resp.Header.Get("Content-Type"), "application/x-ndjson")}
+		// A streamed request's reply is streamed to the caller even when
+		// it comes whole (a server that ignores "stream": true).
+		t := &ollamaTap{ReadCloser: resp.Body, st: st, stream: st.stream || strings.HasPrefix(resp.Header.Get("Content-Type"), "application/x-ndjson")}
 		if t.stream {
 			st.tap()
 		}

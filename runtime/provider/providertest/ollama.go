@@ -130,7 +130,7 @@ func (ollamaProtocol) write(w http.ResponseWriter, req map[string]any, r Reply) 
 			"eval_count": r.Usage.Output, "eval_duration": 800_000_000,
 		}
 	}
-	if stream, ok := req["stream"].(bool); ok && !stream {
+	if stream, ok := req["stream"].(bool); (ok && !stream) || r.IgnoreStream {
 		m := message(r.Text, calls)
 		if t := thinkingText(r); t != "" {
 			m["thinking"] = t

@@ -59,7 +59,8 @@ type Reply struct {
 	// waiting when the client goes away.
 	Delay time.Duration
 	// IgnoreStream answers a request with "stream": true with the whole
-	// reply, as JSON, as some servers do (OpenAI and Anthropic fakes).
+	// reply, as JSON, as some servers do (OpenAI, Anthropic and Ollama
+	// fakes).
 	IgnoreStream bool
 }
 
