@@ -668,6 +668,75 @@ func TestCreateOpenList(t *testing.T) {
 	}
 }
 
+// A run's model calls are its model_call records in log order, whatever
+// is between them; a torn last line is skipped with a warning, and a
+// corrupt line or a done context ends them with the calls read before.
+func TestRunModelCalls(t *testing.T) {
+	w, run := newRun(t, t.TempDir())
+	d, _ := dialog.New("coder", dialog.WithSink(w), dialog.WithAlias("main"))
+	d.PutText("hi")
+	work, _ := d.Fork(0, 0)
+	for turn := 1; turn <= 2; turn++ {
+		work.Append(dialog.Message{Role: dialog.RoleAssistant, Content: "reply", Name: "coder"})
+		w.Write(&Record{Kind: KindModelCall, Dialog: work.ID(), ModelCall: &ModelCall{Agent: "coder", Model: "mock/m", Call: turn, Attempt: 1,
+			Alias: "main", Turn: turn, Reply: &MessageRef{Dialog: work.ID(), Index: work.Len() - 1}}})
+		w.Write(&Record{Kind: KindToolCall, ToolCall: &ToolCall{Agent: "coder", Name: "add"}})
+	}
+	if err := w.Finish(RunEnd{Status: StatusOK}); err != nil {
+		t.Fatal(err)
+	}
+	wantCalls := func(calls []*Record, what string) {
+		t.Helper()
+		if len(calls) != 2 {
+			t.Fatalf("%s: %d model calls, want 2", what, len(calls))
+		}
+		for i, rec := range calls {
+			if mc := rec.ModelCall; rec.Kind != KindModelCall || mc == nil || mc.Turn != i+1 || rec.Dialog != work.ID() || mc.Reply == nil || work.At(mc.Reply.Index).Content != "reply" {
+				t.Errorf("%s: model call %d is %+v", what, i, rec)
+			}
+		}
+	}
+	calls, warnings, err := run.ModelCalls(t.Context())
+	if err != nil || len(warnings) != 0 {
+		t.Fatalf("ModelCalls: %v, warnings %q", err, warnings)
+	}
+	wantCalls(calls, "a whole log")
+
+	appendLine := func(line string) {
+		f, err := os.OpenFile(run.Path(), os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendLine(`{"seq":99,"kind":"model_call","model_call":{"agent":"co`)
+	calls, warnings, err = run.ModelCalls(t.Context())
+	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "torn last line") {
+		t.Fatalf("ModelCalls of a torn log: %v, warnings %q", err, warnings)
+	}
+	wantCalls(calls, "a torn log")
+
+	appendLine("\n" + `{"seq":100,"kind":"model_call","model_call":{"agent":"coder","call":3}}` + "\n")
+	calls, _, err = run.ModelCalls(t.Context())
+	var fe *FormatError
+	if !errors.As(err, &fe) || fe.Name != run.Path() || fe.Msg != "corrupt record" {
+		t.Fatalf("ModelCalls of a corrupt log: %v, want the corrupt line named", err)
+	}
+	wantCalls(calls, "a corrupt log")
+
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if calls, _, err := run.ModelCalls(ctx); !errors.Is(err, context.Canceled) || len(calls) != 0 {
+		t.Fatalf("ModelCalls with a done context: %d calls, %v", len(calls), err)
+	}
+	if _, _, err := (&Run{ID: "gone", Dir: filepath.Join(t.TempDir(), "gone")}).ModelCalls(t.Context()); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("ModelCalls of a missing log: %v", err)
+	}
+}
+
 // lastRecord finds the run_end even when it is longer than the first window.
 func TestListLargeRunEnd(t *testing.T) {
 	root := t.TempDir()

@@ -204,6 +204,37 @@ func (r *Run) Forest(ctx context.Context) (*dialog.Forest, []string, error) {
 	return f, rd.Warnings(), err
 }
 
+// ModelCalls returns the run's model_call records in log order, each with
+// its ModelCall set, and the reader's warnings (such as a skipped torn
+// last line). A record's Dialog is the working copy the request was sent
+// from; its ModelCall.Reply, when set, points at the reply. On an error
+// (a corrupt line, or ctx done) it returns the calls read before it.
+func (r *Run) ModelCalls(ctx context.Context) ([]*Record, []string, error) {
+	rd, err := r.Reader()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rd.Close()
+	var calls []*Record
+	for i := 0; ; i++ {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return calls, rd.Warnings(), err
+			}
+		}
+		rec, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return calls, rd.Warnings(), nil
+		}
+		if err != nil {
+			return calls, rd.Warnings(), err
+		}
+		if rec.Kind == KindModelCall {
+			calls = append(calls, rec)
+		}
+	}
+}
+
 // Rebuild replays every dialog record of a log into a forest: the same
 // dialogs, ids, nodes and messages the run had in memory. It stops with
 // ctx's error when ctx is done.
