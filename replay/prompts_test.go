@@ -41,11 +41,7 @@ mock: {replies: [{text: "<answer>4</answer>"}]}
 		t.Fatalf("after the file changed: divergence %v, %s %s, result %s", rep.Divergence, rep.Run.Status, rep.Run.Error, rep.Run.Result)
 	}
 	// The replay's own log records the prompts it rendered.
-	again, err := logs.Open(rep.Run.Dir, rep.Run.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := mustLoad(t, again).Start.Prompts["lab/solver"]; got != original {
+	if got := rep.Log.Start.Prompts["lab/solver"]; got != original {
 		t.Fatalf("the replay recorded %q", got)
 	}
 	rep = replayRun(t, run, replay.Options{LogDir: t.TempDir(), Set: []string{"prompts_dir=" + filepath.Join(dir, "prompts")}})
@@ -60,7 +56,7 @@ mock: {replies: [{text: "<answer>4</answer>"}]}
 		t.Fatalf("without the folder: divergence %v, %s %s", rep.Divergence, rep.Run.Status, rep.Run.Error)
 	}
 	// A --set naming a prompt the run did not record says where it looked.
-	_, err = replay.Run(t.Context(), rec, replay.Options{LogDir: t.TempDir(), Set: []string{"agent_configs.assistant.system_prompt_path=lab/critic"}})
+	_, err := replay.Run(t.Context(), rec, replay.Options{LogDir: t.TempDir(), Set: []string{"agent_configs.assistant.system_prompt_path=lab/critic"}})
 	if err == nil || !strings.Contains(err.Error(), "in the prompt files the run recorded") {
 		t.Fatalf("unrecorded prompt: %v", err)
 	}

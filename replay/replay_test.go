@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -86,9 +87,9 @@ func TestReplayBuiltins(t *testing.T) {
 			if rep.Run.Status != logs.StatusOK || rep.Calls != rep.Recorded || rep.Calls == 0 {
 				t.Fatalf("replay: status %s (%s), %d of %d calls", rep.Run.Status, rep.Run.Error, rep.Calls, rep.Recorded)
 			}
-			again, err := logs.Open(root, rep.Run.RunID)
-			if err != nil {
-				t.Fatal(err)
+			again := rep.Log
+			if opened, err := logs.Open(root, rep.Run.RunID); err != nil || again == nil || again.ID != opened.ID || again.Dir != opened.Dir || !reflect.DeepEqual(again.Start, opened.Start) {
+				t.Fatalf("the report's replay run is %+v; Open gives %+v, %v", again, opened, err)
 			}
 			if again.Start.Labels[replay.LabelReplayOf] != run.ID {
 				t.Fatalf("labels %v", again.Start.Labels)

@@ -53,7 +53,10 @@ type Options struct {
 type Report struct {
 	Of *logs.Run // the recorded run
 	// Run is how the replay's own run ended; its log is a run of its own.
-	Run      *tactics.Result
+	Run *tactics.Result
+	// Log is the replay's own run, as logs.Open gives it, to read back
+	// (Forest, Summary, inspect.Load) without opening it again.
+	Log      *logs.Run
 	Calls    int // calls served from the recording
 	Recorded int // calls in the recording
 	// Tools is how many tool calls were served from the recording, and
@@ -154,10 +157,10 @@ func yamlUnsafe(r rune) bool { return r == 0x7f || r >= 0x80 && r <= 0x9f }
 
 // Run replays rec: its tactic runs again with the recorded config (with
 // opts.Set applied) and task, every model call served from rec. The
-// replay writes a run log of its own, labelled replay_of. The first
-// divergence stops it; it is in the Report, not the error, which is for
-// replays that could not start (a *tactics.ConfigError for config
-// problems). The tactic finds rec in its context (RecordingFrom).
+// replay writes a run log of its own (Report.Log), labelled replay_of.
+// The first divergence stops it; it is in the Report, not the error,
+// which is for replays that could not start (a *tactics.ConfigError for
+// config problems). The tactic finds rec in its context (RecordingFrom).
 func Run(ctx context.Context, rec *Recording, opts Options) (*Report, error) {
 	cfg, err := Config(rec, opts.Set)
 	if err != nil {
@@ -191,7 +194,11 @@ func Run(ctx context.Context, rec *Recording, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Of: rec.Run, Run: res, Calls: model.Calls(), Recorded: len(rec.Calls()), Divergence: model.Divergence()}
+	own, err := logs.Open(root, res.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("replay: reading back the replay's run: %w", err)
+	}
+	rep := &Report{Of: rec.Run, Run: res, Log: own, Calls: model.Calls(), Recorded: len(rec.Calls()), Divergence: model.Divergence()}
 	rep.Tools, rep.ToolsRun = tools.counts()
 	if rep.Divergence == nil {
 		if left := rec.Unserved(); len(left) > 0 {
