@@ -244,6 +244,37 @@ func makeRow(obj map[string]any, line int, d DatasetSpec) (Row, error) {
 	return row, nil
 }
 
+// missingExpected is the problem of rows without the expected answer's
+// field when a scorer of spec compares answers with it: their samples
+// would score 0 whatever the answer (1 on a regex scorer, whose pattern
+// would be empty), and a misspelt dataset.expected would do so to every
+// row. It names the first such row, at its line.
+func missingExpected(spec *Spec, rows []Row) error {
+	i := slices.IndexFunc(spec.scorers(), readsExpected)
+	if i < 0 {
+		return nil
+	}
+	key := orDefault(spec.Dataset.Expected, "expected")
+	var first *Row
+	n := 0
+	for j := range rows {
+		if _, ok := rows[j].Fields[key]; !ok {
+			if first == nil {
+				first = &rows[j]
+			}
+			n++
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	path, by := spec.rel(spec.Dataset.Path), spec.scorers()[i].Label()
+	if n == len(rows) {
+		return errorAt(path, first.Line, "no row has %q, the expected answer, which scorer %s compares the answer with: set dataset.expected to the field that has it", key, by)
+	}
+	return errorAt(path, first.Line, "no %q, the expected answer, which scorer %s compares the answer with: give the row one (%d of the %d rows have none)", key, by, n, len(rows))
+}
+
 // text renders a field as text: strings as they are, anything else as
 // compact JSON.
 func text(v any) string {

@@ -728,8 +728,9 @@ func TestEdgeConcurrencyOneAndSixtyFour(t *testing.T) {
 	}
 }
 
-// Datasets with unicode ids, a CSV byte order mark, look-alike ids, CRLF lines,
-// a huge row or a row missing its expected answer load and run as they should.
+// Datasets with unicode ids, a CSV byte order mark, look-alike ids, CRLF lines
+// or a huge row load and run as they should. (A row missing its expected
+// answer is refused before anything runs: TestSweepRowsWithoutExpected.)
 func TestEdgeDatasetOddities(t *testing.T) {
 	dir := t.TempDir()
 	load := func(name, body string) ([]Row, error) {
@@ -752,15 +753,14 @@ func TestEdgeDatasetOddities(t *testing.T) {
 		t.Errorf("large integer ids: %v, %+v", err, rows)
 	}
 
-	// Unicode ids, a 108 kB task and a row without expected answer, in one sweep.
+	// Unicode ids and a 108 kB task, in one sweep.
 	huge := "What is 6 + 6? " + strings.Repeat("lorem ipsum dolor sit amet ", 4000)
 	body := `{"id": "行-1 🙂", "input": "What is 1 + 1?", "expected": 2}` + "\n" +
 		`{"id": "a\"b\\c", "input": "What is 2 + 2?", "expected": 4}` + "\n" +
-		`{"id": "no-expected", "input": "What is 3 + 3?"}` + "\n" +
 		fmt.Sprintf(`{"id": "huge", "input": %q, "expected": 12}`, huge) + "\n"
 	path := writeSweep(t, "config: config.yaml\ndataset: rows.jsonl\nscorers: [numeric]\n", map[string]string{"rows.jsonl": body})
 	rep, err := newSweep(t, path, Options{}).Run(context.Background())
-	if err != nil || rep.Done != 4 || rep.Cells[0].Errors != 0 {
+	if err != nil || rep.Done != 3 || rep.Cells[0].Errors != 0 {
 		t.Fatalf("run: %v, done %d", err, rep.Done)
 	}
 	got := map[string]*Record{}
@@ -769,9 +769,6 @@ func TestEdgeDatasetOddities(t *testing.T) {
 		if r := got[id]; r == nil || r.Scores["numeric"] != 1 {
 			t.Errorf("row %q: %+v", id, r)
 		}
-	}
-	if r := got["no-expected"]; r == nil || !strings.Contains(r.ScoreErrors["numeric"], "no-expected") {
-		t.Errorf("row without expected: the scorer's error should be kept, naming the row: %+v", r)
 	}
 	if rep := run(t, path, Options{}); rep.Calls != 0 {
 		t.Errorf("second run made %d calls", rep.Calls)

@@ -192,6 +192,25 @@ func boolParam(scorer string, params map[string]any, key string) (bool, error) {
 	}
 }
 
+// readsExpected says whether sc, a built-in scorer, compares answers with
+// the row's expected answer. A scorer of another type may or may not.
+func readsExpected(sc ScorerSpec) bool {
+	switch sc.Type {
+	case "exact", "normalized", "normalised", "contains", "numeric":
+		return true
+	case "regex":
+		p, _ := sc.Params["pattern"].(string)
+		return p == ""
+	case "json_field":
+		_, fixed := sc.Params["value"]
+		return !fixed
+	case "judge":
+		p, _ := sc.Params["prompt"].(string)
+		return strings.Contains(orDefault(p, DefaultJudgePrompt), "{expected}")
+	}
+	return false
+}
+
 // contains: the answer contains the expected text; ignore_case: true
 // compares case-insensitively.
 func newContains(params map[string]any, _ Env) (Scorer, error) {

@@ -155,6 +155,33 @@ func TestSweepProblemsArePlaced(t *testing.T) {
 	checkPlaces(t, specProblems(t, path), []place{{file: "sweep.yaml", line: 2, msgPrefix: "dataset "}})
 }
 
+// A row without the expected answer, when a scorer compares answers with
+// it, is a problem at its line: its samples scored 0 on exact and 1 on a
+// regex scorer whatever the answer, and a misspelt dataset.expected did so
+// to every row. A scorer that does not read it needs none.
+func TestSweepRowsWithoutExpected(t *testing.T) {
+	rows := `{"id": "a", "input": "x", "answer": "1"}` + "\n" + `{"id": "b", "input": "y"}` + "\n"
+	for _, c := range []struct {
+		dataset, scorers string
+		want             []place
+	}{
+		{"rows.jsonl", "[{type: regex, pattern: x}, exact]", []place{
+			{file: "rows.jsonl", line: 1, msgPrefix: `no row has "expected", the expected answer, which scorer exact compares the answer with: set dataset.expected`},
+		}},
+		{"{path: rows.jsonl, expected: answer}", "[numeric]", []place{
+			{file: "rows.jsonl", line: 2, msgPrefix: `no "answer", the expected answer, which scorer numeric compares the answer with: give the row one (1 of the 2 rows have none)`},
+		}},
+		{"{path: rows.jsonl, expected: answer}", "[{type: regex, pattern: x}, {type: json_field, field: f, value: 1}]", nil},
+	} {
+		path := writeSweep(t, "config: config.yaml\ndataset: "+c.dataset+"\nscorers: "+c.scorers+"\n", map[string]string{"rows.jsonl": rows})
+		if c.want == nil {
+			newSweep(t, path, Options{})
+			continue
+		}
+		checkPlaces(t, specProblems(t, path), c.want)
+	}
+}
+
 // A misspelt dataset field is an error at its line, not a silent default.
 func TestSweepDatasetUnknownKey(t *testing.T) {
 	path := writeSweep(t, "config: config.yaml\ndataset:\n  path: rows.jsonl\n  idd: qid\nscorers: [exact]\n", map[string]string{})

@@ -142,6 +142,9 @@ func New(ctx context.Context, spec *Spec, opts Options) (*Sweep, error) {
 			}
 			s.scorers = append(s.scorers, namedScorer{sc.Label(), scorerDigest(sc, spec.Answer), f})
 		}
+		if err := missingExpected(spec, s.Rows); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if len(errs) > 0 {
 		return nil, &SpecError{errors.Join(errs...)}
