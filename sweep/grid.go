@@ -152,7 +152,7 @@ func buildCells(points []Point, base *config.Config, lines map[string]int, file 
 				texts[at] = v
 			}
 			if err := cfg.Set(s.Path, v); err != nil {
-				for _, e := range unjoin(atAxis(file, lines[s.Path], s.Path, "", err)) {
+				for _, e := range unjoin(atAxis(file, lines[s.Path], s.Path, err)) {
 					report(e)
 				}
 				ok = false

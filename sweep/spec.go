@@ -813,13 +813,10 @@ func unjoin(err error) []error {
 // path written at line of file made, at the axis: a problem the config
 // places at "--set path" (as axis values are applied) is the axis's
 // own; another one is placed at the axis with its own place in its text.
-func atAxis(file string, line int, path, cell string, err error) error {
+func atAxis(file string, line int, path string, err error) error {
 	var out []error
+	what := "axis " + path
 	for _, e := range unjoin(err) {
-		what := "axis " + path
-		if cell != "" {
-			what += ", cell " + cell
-		}
 		if pe, ok := placed(e); ok && pe.File == "--set "+path {
 			out = append(out, errorAt(file, line, "%s: %s", what, message(pe)))
 			continue

@@ -151,15 +151,16 @@ func New(ctx context.Context, spec *Spec, opts Options) (*Sweep, error) {
 	}
 	ropts := tactics.RunOptions{HTTPClient: opts.HTTPClient, Models: s.models}
 	var cellErrs []error
+	atAxes := &axisProblems{}
 	for _, c := range s.Cells {
 		if err := tactics.Check(ctx, c.Config, ropts); err != nil {
 			if len(c.Settings) == 0 {
 				return nil, err
 			}
-			cellErrs = append(cellErrs, cellProblems(c, err, spec)...)
+			cellErrs = append(cellErrs, cellProblems(c, err, atAxes)...)
 		}
 	}
-	if len(cellErrs) > 0 {
+	if cellErrs = append(atAxes.all(spec), cellErrs...); len(cellErrs) > 0 {
 		return nil, &tactics.ConfigError{Err: errors.Join(cellErrs...)}
 	}
 	s.Dir = opts.Dir
@@ -301,17 +302,13 @@ func (s *Sweep) done(cell string, row *Row, repeat int, scorers map[string]strin
 
 // cellProblems names c in each problem of err, the check of its config.
 // A problem the config places at one of c's axes ("--set PATH", as axes
-// are applied) is placed at that axis in the spec instead: the spec set
-// the value, not a --set. Another problem the config places stays where
-// it is.
-func cellProblems(c *Cell, err error, spec *Spec) []error {
+// are applied) goes to atAxes instead, to be placed at that axis in the
+// spec: the spec set the value, not a --set. Another problem the config
+// places stays where it is.
+func cellProblems(c *Cell, err error, atAxes *axisProblems) []error {
 	var ce *tactics.ConfigError
 	if errors.As(err, &ce) && ce.Err != nil {
 		err = ce.Err
-	}
-	lines := map[string]int{}
-	for _, a := range append(append([]Axis{}, spec.Axes...), spec.Zip...) {
-		lines[a.Path] = a.Line
 	}
 	var out []error
 	for _, e := range unjoin(err) {
@@ -320,12 +317,60 @@ func cellProblems(c *Cell, err error, spec *Spec) []error {
 			out = append(out, fmt.Errorf("cell %s: %w", c.Label(), e))
 			continue
 		}
-		path, isSet := strings.CutPrefix(pe.File, "--set ")
-		if line, isAxis := lines[path]; isSet && isAxis {
-			out = append(out, atAxis(spec.Path, line, path, c.Label(), e))
-			continue
+		if path, isSet := strings.CutPrefix(pe.File, "--set "); isSet {
+			if i := slices.IndexFunc(c.Settings, func(s Setting) bool { return s.Path == path }); i >= 0 {
+				atAxes.add(path, c.Settings[i].Text(), message(pe))
+				continue
+			}
 		}
 		out = append(out, &config.Error{File: pe.File, Line: pe.Line, Column: pe.Column, Msg: "cell " + c.Label() + ": " + message(pe)})
+	}
+	return out
+}
+
+// axisProblems gathers the problems the config places at an axis, over
+// the cells: each once, with the axis's values that made it, however many
+// cells have them.
+type axisProblems struct {
+	list []*axisProblem
+}
+
+type axisProblem struct {
+	path, msg string
+	values    []string // as the table shows them
+}
+
+// add records the problem msg of the value of the axis path.
+func (a *axisProblems) add(path, value, msg string) {
+	i := slices.IndexFunc(a.list, func(p *axisProblem) bool { return p.path == path && p.msg == msg })
+	if i < 0 {
+		i = len(a.list)
+		a.list = append(a.list, &axisProblem{path: path, msg: msg})
+	}
+	if p := a.list[i]; !slices.Contains(p.values, value) {
+		p.values = append(p.values, value)
+	}
+}
+
+// all are the problems, each at its axis's line in spec, naming the
+// values that have it unless every value of the axis does.
+func (a *axisProblems) all(spec *Spec) []error {
+	var out []error
+	for _, p := range a.list {
+		what := "axis " + p.path
+		for _, ax := range append(append([]Axis{}, spec.Axes...), spec.Zip...) {
+			if ax.Path != p.path {
+				continue
+			}
+			switch {
+			case len(p.values) == len(ax.Values):
+			case len(p.values) == 1:
+				what += ", value " + p.values[0]
+			default:
+				what += ", values " + strings.Join(p.values, ", ")
+			}
+			out = append(out, errorAt(spec.Path, ax.Line, "%s: %s", what, p.msg))
+		}
 	}
 	return out
 }
