@@ -105,6 +105,9 @@ func readJSONL(r io.Reader, path string, d DatasetSpec, note string) ([]Row, err
 		if err := dec.Decode(&obj); err != nil || obj == nil {
 			var te *json.UnmarshalTypeError
 			switch {
+			case len(rows) == 0 && line[0] == '[':
+				// A JSON array of rows, pretty-printed or not.
+				return nil, errorAt(path, n, "a JSON array, not JSONL: a dataset is one JSON object a line (jq -c '.[]' %s > rows.jsonl makes one from an array)", filepath.Base(path))
 			case err == nil:
 				return nil, errorAt(path, n, "not a JSON object but null%s", note)
 			case errors.As(err, &te): // the line is JSON of another kind

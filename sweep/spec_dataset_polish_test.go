@@ -26,13 +26,16 @@ func TestScorerEntryKind(t *testing.T) {
 }
 
 // TestDatasetFormatByExtension: a file read as JSONL because its extension
-// is not .csv says so when a line is not JSON, and a JSONL line that is
-// JSON but not an object says what it is.
+// is not .csv says so when a line is not JSON, a JSON array of rows says
+// how to make JSONL of it (pretty-printed, its first line "[" was
+// "unexpected EOF"), and a JSONL line that is JSON but not an object says
+// what it is.
 func TestDatasetFormatByExtension(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct{ name, body, want, not string }{
 		{"tab.tsv", "id\tinput\na\tb\n", "tab.tsv:1: not a JSON object: invalid character 'i' looking for beginning of value (tab.tsv is read as JSONL, one JSON object a line: only a .csv file is read as CSV)", ""},
-		{"rows.json", "[{\"id\": \"a\"}]\n", "rows.json:1: not a JSON object but an array (rows.json is read as JSONL", "Go value"},
+		{"rows.json", "[{\"id\": \"a\"}]\n", "rows.json:1: a JSON array, not JSONL: a dataset is one JSON object a line (jq -c '.[]' rows.json > rows.jsonl", "Go value"},
+		{"pretty.json", "[\n  {\"id\": \"a\"}\n]\n", "pretty.json:1: a JSON array, not JSONL", "EOF"},
 		{"rows.jsonl", "{\"id\": \"a\", \"input\": \"x\"}\n\"x\"\n", "rows.jsonl:2: not a JSON object but a string", "read as JSONL"},
 	} {
 		path := filepath.Join(dir, tc.name)
