@@ -27,7 +27,7 @@ func Merge(dir string, srcs ...string) (*Report, []string, error) {
 	}
 	// Which record stands for each sample, over every directory; the
 	// records themselves are streamed, never all in memory.
-	all := newRecords()
+	all := newRecordIndex()
 	var warnings []string
 	dirs := append([]string{dir}, srcs...)
 	for _, d := range dirs {
@@ -75,7 +75,7 @@ func Merge(dir string, srcs ...string) (*Report, []string, error) {
 		return nil, warnings, err
 	}
 	// What samples.jsonl itself holds already.
-	main := newRecords()
+	main := newRecordIndex()
 	path := filepath.Join(dir, SamplesFile)
 	if _, err := os.Stat(path); err == nil {
 		if _, err := readRecords(path, main.add); err != nil {

@@ -182,7 +182,7 @@ func LoadReport(dir string) (*Report, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	recs, warnings, err := LoadRecords(dir)
+	recs, warnings, err := loadRecords(dir)
 	if err != nil {
 		return nil, warnings, err
 	}
@@ -195,7 +195,7 @@ func LoadReport(dir string) (*Report, []string, error) {
 // of dir past them; with extra, cells that have records but are not in m
 // are added after them. What it keeps per cell is bounded (see cellAgg):
 // the memory a report takes does not grow with the number of samples.
-func buildReport(dir string, m *Manifest, recs *Records, extra bool) (*Report, error) {
+func buildReport(dir string, m *Manifest, recs *recordIndex, extra bool) (*Report, error) {
 	rep := &Report{Name: m.Name, Dir: dir, Axes: m.Axes, Scorers: m.Scorers, PassK: m.PassK}
 	pass := 0 // the index of the pass@k scorer in m.Scorers
 	if i := slices.Index(m.Scorers, m.PassScorer); i >= 0 {

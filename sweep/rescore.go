@@ -50,7 +50,7 @@ type rescorePlan struct {
 }
 
 // job says whether sm is to be re-scored, and where its record is.
-func (p *rescorePlan) job(rs *Records, sm sample) (rescoreJob, bool) {
+func (p *rescorePlan) job(rs *recordIndex, sm sample) (rescoreJob, bool) {
 	if p == nil || len(p.jobs) == 0 {
 		return rescoreJob{}, false
 	}
@@ -174,7 +174,7 @@ func (s *Sweep) rescorable() (*rescorePlan, error) {
 }
 
 // staleScorers are the spec's scorers r has no score of, or a score made
-// with other params (as Records.fresh sees it: a record without
+// with other params (as recordIndex.fresh sees it: a record without
 // scorer_specs has its scores by name alone).
 func (s *Sweep) staleScorers(r *Record) []namedScorer {
 	var out []namedScorer

@@ -99,7 +99,7 @@ func setSpec(t *testing.T, path, spec string) {
 // count).
 func spentOf(t *testing.T, dir string) (float64, int) {
 	t.Helper()
-	rs, _, err := LoadRecords(dir)
+	rs, _, err := loadRecords(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,7 +97,7 @@ func (s *Sweep) begin() (_ *sweepRun, err error) {
 	}
 	// Another process may have added samples since New read them. The
 	// index New read goes first, so that two are never held at once.
-	s.records = newRecords()
+	s.records = newRecordIndex()
 	if s.warnings, err = s.records.load(s.Dir); err != nil {
 		return nil, err
 	}

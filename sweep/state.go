@@ -128,14 +128,14 @@ func sampleKey(cell, row string, repeat int) string {
 	return cell + "\x00" + row + "\x00" + strconv.Itoa(repeat)
 }
 
-// Records indexes the finished samples of a sweep directory: for each
+// recordIndex indexes the finished samples of a sweep directory: for each
 // sample, which of its records stands for it (see better) and what resume
 // and a dry run need to know of that record. It holds no record itself: a
 // sample costs about 100 bytes of index (its cell and row interned, its
 // repeat, the standing record's status, finish time, hash and calls), and
 // reports are aggregated by streaming the samples files past it (see
 // EachRecord).
-type Records struct {
+type recordIndex struct {
 	mu      sync.Mutex
 	cells   interner
 	rows    interner
@@ -151,7 +151,7 @@ type Records struct {
 // recKey is a sample: its interned cell and row, and its repeat.
 type recKey struct{ cell, row, repeat int32 }
 
-// recEntry is what Records keeps of the record standing for a sample.
+// recEntry is what recordIndex keeps of the record standing for a sample.
 type recEntry struct {
 	finished int64  // Finished, in Unix nanoseconds
 	sum      uint64 // FNV-1a of the record's bytes: its identity, and the last tie-break
@@ -160,7 +160,7 @@ type recEntry struct {
 	retry    bool
 	gen      uint32 // the pass of takes that last took it
 	row      uint64 // RowHash, or 0
-	scorers  uint64 // the scorers the record has a score of, as bits of Records.scorers
+	scorers  uint64 // the scorers the record has a score of, as bits of recordIndex.scorers
 	named    bool   // its scores are by name alone (no ScorerSpecs)
 }
 
@@ -225,16 +225,16 @@ func (in *interner) id(s string) int32 {
 	return id
 }
 
-func newRecords() *Records { return &Records{byKey: map[recKey]recEntry{}} }
+func newRecordIndex() *recordIndex { return &recordIndex{byKey: map[recKey]recEntry{}} }
 
 // key interns the sample of r.
-func (rs *Records) key(cell, row string, repeat int) recKey {
+func (rs *recordIndex) key(cell, row string, repeat int) recKey {
 	return recKey{rs.cells.id(cell), rs.rows.id(row), int32(repeat)}
 }
 
 // lookup returns the key of a sample, without interning: ok is false when
 // the sample has no record.
-func (rs *Records) lookup(cell, row string, repeat int) (recKey, bool) {
+func (rs *recordIndex) lookup(cell, row string, repeat int) (recKey, bool) {
 	c, ok1 := rs.cells.ids[cell]
 	r, ok2 := rs.rows.ids[row]
 	return recKey{c, r, int32(repeat)}, ok1 && ok2
@@ -242,7 +242,7 @@ func (rs *Records) lookup(cell, row string, repeat int) (recKey, bool) {
 
 // add indexes r, whose raw bytes are set: it stands for its sample if it
 // does so better than what is there.
-func (rs *Records) add(r *Record) {
+func (rs *recordIndex) add(r *Record) {
 	e := entryOf(r)
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
@@ -272,7 +272,7 @@ func (rs *Records) add(r *Record) {
 	rs.byKey[k] = e
 }
 
-// scorerKey names a scorer in Records.scorers: by its column name and,
+// scorerKey names a scorer in recordIndex.scorers: by its column name and,
 // when the record has it, the digest of its spec.
 func scorerKey(name, spec string) string {
 	if spec == "" {
@@ -285,7 +285,7 @@ func scorerKey(name, spec string) string {
 // as it is (its RowHash matches, when it has one) and has a score of each
 // of scorers (column name to spec digest), made with that spec when the
 // record says: if not, the sample runs again.
-func (rs *Records) fresh(e recEntry, row *Row, scorers map[string]string) bool {
+func (rs *recordIndex) fresh(e recEntry, row *Row, scorers map[string]string) bool {
 	if e.row != 0 && e.row != rowSum(row) {
 		return false
 	}
@@ -303,14 +303,14 @@ func (rs *Records) fresh(e recEntry, row *Row, scorers map[string]string) bool {
 }
 
 // keyOf is lookup, locked.
-func (rs *Records) keyOf(cell, row string, repeat int) (recKey, bool) {
+func (rs *recordIndex) keyOf(cell, row string, repeat int) (recKey, bool) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	return rs.lookup(cell, row, repeat)
 }
 
 // get returns the entry of the record standing for a sample.
-func (rs *Records) get(cell, row string, repeat int) (recEntry, bool) {
+func (rs *recordIndex) get(cell, row string, repeat int) (recEntry, bool) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	k, ok := rs.lookup(cell, row, repeat)
@@ -321,29 +321,15 @@ func (rs *Records) get(cell, row string, repeat int) (recEntry, bool) {
 	return e, ok
 }
 
-// Done says whether the sample (cell, row, repeat) has a final record: one
-// that succeeded, or failed for a reason a re-run would not change.
-func (rs *Records) Done(cell, row string, repeat int) bool {
-	e, ok := rs.get(cell, row, repeat)
-	return ok && e.done()
-}
-
-// Len is the number of samples with a record.
-func (rs *Records) Len() int {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	return len(rs.byKey)
-}
-
 // spent is what every record read or added spent.
-func (rs *Records) spent() (float64, int) {
+func (rs *recordIndex) spent() (float64, int) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	return rs.spentU, rs.spentT
 }
 
 // newPass starts a pass of takes.
-func (rs *Records) newPass() {
+func (rs *recordIndex) newPass() {
 	rs.mu.Lock()
 	rs.gen++
 	rs.mu.Unlock()
@@ -352,7 +338,7 @@ func (rs *Records) newPass() {
 // takes says whether r, read from a samples file, is the record standing
 // for its sample and was not taken before in this pass (a record copied
 // into two files is taken once). The row's interned id comes with it.
-func (rs *Records) takes(r *Record) (row int32, ok bool) {
+func (rs *recordIndex) takes(r *Record) (row int32, ok bool) {
 	e := entryOf(r)
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
@@ -376,11 +362,11 @@ func samplesFiles(dir string) ([]string, error) {
 	return files, err
 }
 
-// LoadRecords indexes every samples*.jsonl file of dir. Lines that do not
+// loadRecords indexes every samples*.jsonl file of dir. Lines that do not
 // parse, such as a torn last line left by a crash, are skipped and
 // reported as warnings.
-func LoadRecords(dir string) (*Records, []string, error) {
-	rs := newRecords()
+func loadRecords(dir string) (*recordIndex, []string, error) {
+	rs := newRecordIndex()
 	warnings, err := rs.load(dir)
 	if err != nil {
 		return nil, warnings, err
@@ -389,7 +375,7 @@ func LoadRecords(dir string) (*Records, []string, error) {
 }
 
 // load indexes the samples files of dir into rs.
-func (rs *Records) load(dir string) ([]string, error) {
+func (rs *recordIndex) load(dir string) ([]string, error) {
 	files, err := samplesFiles(dir)
 	if err != nil {
 		return nil, err
@@ -407,11 +393,11 @@ func (rs *Records) load(dir string) ([]string, error) {
 
 // EachRecord calls fn with the record standing for each sample of the
 // sweep directory dir, streaming its samples files: one record at a time
-// is in memory, besides the index (LoadRecords). The records come in the
+// is in memory, besides the index (loadRecords). The records come in the
 // order of the files, not sorted. An error of fn stops it and is returned.
 // The warnings are what reading skipped.
 func EachRecord(dir string, fn func(*Record) error) ([]string, error) {
-	rs, warnings, err := LoadRecords(dir)
+	rs, warnings, err := loadRecords(dir)
 	if err != nil {
 		return warnings, err
 	}
@@ -420,7 +406,7 @@ func EachRecord(dir string, fn func(*Record) error) ([]string, error) {
 
 // each streams the samples files of dirs and calls fn with each record
 // standing for its sample (see takes), once.
-func (rs *Records) each(dirs []string, fn func(r *Record, row int32) error) error {
+func (rs *recordIndex) each(dirs []string, fn func(r *Record, row int32) error) error {
 	rs.newPass()
 	for _, d := range dirs {
 		files, err := samplesFiles(d)

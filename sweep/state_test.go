@@ -34,9 +34,9 @@ func TestStoreGroupCommit(t *testing.T) {
 	if st.syncs < 1 || st.syncs > n || st.synced != n {
 		t.Errorf("%d fsyncs covering %d records, want 1 to %d covering %d", st.syncs, st.synced, n, n)
 	}
-	rs, warnings, err := LoadRecords(filepath.Dir(path))
-	if err != nil || len(warnings) > 0 || rs.Len() != n {
-		t.Fatalf("read back %d records, warnings %v, err %v; want %d", rs.Len(), warnings, err, n)
+	rs, warnings, err := loadRecords(filepath.Dir(path))
+	if err != nil || len(warnings) > 0 || len(rs.byKey) != n {
+		t.Fatalf("read back %d records, warnings %v, err %v; want %d", len(rs.byKey), warnings, err, n)
 	}
 	// A failed fsync or write fails that append and every later one.
 	if err := st.append(&Record{Cell: "c", Row: "late", Status: "ok"}); err == nil {

@@ -74,7 +74,7 @@ type Sweep struct {
 	opts     Options
 	base     *config.Config
 	scorers  []namedScorer
-	records  *Records
+	records  *recordIndex
 	warnings []string
 
 	mu       sync.Mutex
@@ -172,14 +172,14 @@ func New(ctx context.Context, spec *Spec, opts Options) (*Sweep, error) {
 		s.Dir = filepath.Join(root, "sweeps", spec.name())
 	}
 	if _, err := os.Stat(s.Dir); err == nil {
-		if s.records, s.warnings, err = LoadRecords(s.Dir); err != nil {
+		if s.records, s.warnings, err = loadRecords(s.Dir); err != nil {
 			return nil, err
 		}
 		if w := s.otherSweep(); w != "" {
 			s.warnings = append(s.warnings, w)
 		}
 	} else {
-		s.records = newRecords()
+		s.records = newRecordIndex()
 	}
 	return s, nil
 }
@@ -205,9 +205,6 @@ func (s *Sweep) otherSweep() string {
 // Warnings are what reading the sweep's directory skipped, such as a torn
 // last line, and a directory shared with another sweep.
 func (s *Sweep) Warnings() []string { return s.warnings }
-
-// Records are the finished samples the sweep's directory holds.
-func (s *Sweep) Records() *Records { return s.records }
 
 // lastLimiter returns the adaptive limiter of provider's calls in the last
 // run, or nil. provider is named as in a model name: "vllm" finds the

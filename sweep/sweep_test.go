@@ -622,7 +622,7 @@ func TestConsecutiveFailuresStop(t *testing.T) {
 	// Provider failures are recorded but not final: a re-run tries them.
 	s := newSweep(t, path, Options{})
 	if _, err := EachRecord(s.Dir, func(r *Record) error {
-		if r.Status != "failed" || !r.Retry || s.Records().Done(r.Cell, r.Row, r.Repeat) {
+		if e, ok := s.records.get(r.Cell, r.Row, r.Repeat); r.Status != "failed" || !r.Retry || !ok || e.done() {
 			t.Errorf("record %+v", r)
 		}
 		return nil

@@ -10,7 +10,7 @@ import (
 	"github.com/lllm-go/lllm/replay"
 )
 
-// runSum names a run in Records.runs.
+// runSum names a run in recordIndex.runs.
 func runSum(id string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(id))
@@ -19,7 +19,7 @@ func runSum(id string) uint64 {
 
 // addRuns notes the runs whose spending r counts: its run and its earlier
 // tries. Under rs.mu.
-func (rs *Records) addRuns(r *Record) {
+func (rs *recordIndex) addRuns(r *Record) {
 	id := r.RunID
 	if id == "" && r.RunDir != "" {
 		id = filepath.Base(r.RunDir)
