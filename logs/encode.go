@@ -549,6 +549,10 @@ func appendModelCall(b []byte, c *ModelCall) (_ []byte, err error) {
 		b = append(b, `,"text":`...)
 		b = jsontext.AppendString(b, c.Text)
 	}
+	if c.FinishReason != "" {
+		b = append(b, `,"finish_reason":`...)
+		b = jsontext.AppendString(b, c.FinishReason)
+	}
 	if c.Usage != (dialog.Usage{}) {
 		b = append(b, `,"usage":`...)
 		b = appendUsage(b, &c.Usage)

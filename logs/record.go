@@ -25,7 +25,7 @@ import (
 const (
 	FormatName   = "lllm-go/run-log"
 	VersionMajor = 1
-	VersionMinor = 7
+	VersionMinor = 8
 )
 
 // Kind is the kind of a record. The payload of a record is under the key
@@ -172,11 +172,15 @@ type ModelCall struct {
 	Reply *MessageRef `json:"reply,omitempty"`
 	// Text is the reply's text when it went into no dialog (a context
 	// manager's summary), so that a replay can serve it.
-	Text      string       `json:"text,omitempty"`
-	Usage     dialog.Usage `json:"usage,omitzero"`
-	USD       float64      `json:"usd,omitzero"`
-	LatencyMS float64      `json:"latency_ms"`
-	Error     *CallError   `json:"error,omitempty"`
+	Text string `json:"text,omitempty"`
+	// FinishReason is why the model stopped, as its provider said it
+	// (since format 1.8): "length", "max_tokens" or "MAX_TOKENS" for a
+	// reply cut at max_tokens; "" when the provider gave none.
+	FinishReason string       `json:"finish_reason,omitempty"`
+	Usage        dialog.Usage `json:"usage,omitzero"`
+	USD          float64      `json:"usd,omitzero"`
+	LatencyMS    float64      `json:"latency_ms"`
+	Error        *CallError   `json:"error,omitempty"`
 }
 
 // Declarations are the tools and the output format model calls declare,

@@ -106,7 +106,7 @@ func (m *Model) Generate(ctx context.Context, req *provider.Request) (*provider.
 			return nil, &provider.Error{Kind: provider.ErrCancelled, Err: err}
 		}
 	}
-	return &provider.Response{Message: msg}, nil
+	return &provider.Response{Message: msg, FinishReason: c.Record.FinishReason}, nil
 }
 
 // beyond is the divergence of a call at pos that the recording does not

@@ -461,10 +461,13 @@ type Call struct {
 	Dialog  string // the working dialog
 	Attempt int    // 1 for the first try of this request
 	Digest  string
-	Usage   dialog.Usage
-	USD     float64
-	Latency time.Duration
-	Err     error
+	// FinishReason is why the model stopped, as its provider said it
+	// (provider.Response.FinishReason).
+	FinishReason string
+	Usage        dialog.Usage
+	USD          float64
+	Latency      time.Duration
+	Err          error
 }
 
 // Respond asks the model for the next turn of the current dialog, running
@@ -744,8 +747,8 @@ func (a *Agent) generate(ctx context.Context, work *dialog.Dialog, req *provider
 			} else {
 				rec.Text = reply.Text()
 			}
-			rec.Usage, rec.USD = reply.Usage, reply.USD
-			c.Usage, c.USD = reply.Usage, reply.USD
+			rec.Usage, rec.USD, rec.FinishReason = reply.Usage, reply.USD, resp.FinishReason
+			c.Usage, c.USD, c.FinishReason = reply.Usage, reply.USD, resp.FinishReason
 			s.Calls = append(s.Calls, c)
 			s.Cost = s.Cost.Add(reply.Cost())
 			if err := a.write(&logs.Record{Kind: logs.KindModelCall, Dialog: work.ID(), ModelCall: rec}); err != nil {

@@ -51,6 +51,11 @@ func TestRespondOnMockProvider(t *testing.T) {
 	if !strings.Contains(streamed.String(), "<answer>3</answer>") {
 		t.Fatalf("streamed %q", streamed.String())
 	}
+	for i, want := range []string{"tool_calls", "stop", "stop"} {
+		if got := s.Calls[i].FinishReason; got != want {
+			t.Errorf("call %d: finish reason %q, want %q", i+1, got, want)
+		}
+	}
 	f, _ := run.forest(t)
 	att := f.Dialog(s.Attempts[0]).Messages()
 	tool := att[len(att)-2]

@@ -365,6 +365,9 @@ func runE2E(t *testing.T, c e2eCase) e2eResult {
 		if want.failed != (mc.Error != nil) {
 			t.Errorf("model_call %d: error %+v, want failed %v", i, mc.Error, want.failed)
 		}
+		if !want.failed && mc.FinishReason == "" {
+			t.Errorf("model_call %d: no finish_reason, though every provider's wire has one", i)
+		}
 	}
 	if e := mcs[failAt].Error; e != nil && (e.Type != string(c.failKind) || e.Status != c.fail.Status ||
 		time.Duration(e.RetryAfterMS*float64(time.Millisecond)) < c.minWait) {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/tmc/langchaingo/llms"
 
@@ -894,7 +895,25 @@ func (a *Adapter) reply(resp *llms.ContentResponse, model string, latency time.D
 		msg.Role = dialog.RoleToolCall
 	}
 	msg.USD = Cost(a.qualified(model), msg.Usage, a.cfg.Prices)
-	return &Response{Message: msg, FinishReason: stop, Latency: latency}, nil
+	return &Response{Message: msg, FinishReason: geminiFinishReason(stop), Latency: latency}, nil
+}
+
+// geminiFinishReason spells a finish reason of Google's client as the
+// Gemini API does (FinishReasonMaxTokens is MAX_TOKENS), and leaves any
+// other as it is (one the client does not know is "FinishReason(9)").
+func geminiFinishReason(s string) string {
+	name, ok := strings.CutPrefix(s, "FinishReason")
+	if !ok || name == "" || name[0] == '(' {
+		return s
+	}
+	var b strings.Builder
+	for i, r := range name {
+		if i > 0 && unicode.IsUpper(r) {
+			b.WriteByte('_')
+		}
+		b.WriteRune(unicode.ToUpper(r))
+	}
+	return b.String()
 }
 
 // functionCall converts one tool call; the n-th call without an id gets

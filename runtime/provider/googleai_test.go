@@ -310,6 +310,25 @@ func TestGoogleAIUsageAndCost(t *testing.T) {
 	}
 }
 
+// A Gemini reply's finish reason is spelt as the API spells it
+// (MAX_TOKENS), not as Google's client names its enum
+// (FinishReasonMaxTokens), streamed or not.
+func TestGoogleAIFinishReason(t *testing.T) {
+	for _, name := range []string{"STOP", "MAX_TOKENS", "OTHER"} {
+		for _, stream := range []bool{false, true} {
+			srv := providertest.NewGeminiServer(t, providertest.Reply{Text: "Done.", FinishReason: name})
+			req := &Request{Messages: []*dialog.Message{userMsg("Summarise.")}}
+			var r recorder
+			if stream {
+				req.Stream = r.stream
+			}
+			if got := generate(t, openFake(t, "googleai/gemini-2.5-flash", srv), req).FinishReason; got != name {
+				t.Errorf("finishReason %s, streamed %v: FinishReason %q", name, stream, got)
+			}
+		}
+	}
+}
+
 // Format asks Gemini for JSON: generationConfig.responseMimeType is
 // application/json, next to the params the caller set.
 func TestGoogleAIFormatAsksForJSON(t *testing.T) {

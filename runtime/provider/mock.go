@@ -571,6 +571,7 @@ func (m *Mock) response(reply MockReply, messages []llms.MessageContent, tools [
 		})
 		out += m.tokens(tc.Name) + m.tokens(string(args))
 	}
+	choice.StopReason = "stop" // as OpenAI's models say it
 	if len(choice.ToolCalls) > 0 {
 		choice.StopReason = "tool_calls"
 		choice.FuncCall = choice.ToolCalls[0].FunctionCall

@@ -58,6 +58,9 @@ func TestMockDeterministic(t *testing.T) {
 	if msg.Role != dialog.RoleAssistant || msg.Model != "mock/test" || msg.Usage.InputTokens <= 0 || msg.Usage.OutputTokens <= 0 {
 		t.Errorf("message = %+v", msg)
 	}
+	if r1.FinishReason != "stop" {
+		t.Errorf("finish reason %q, want stop", r1.FinishReason)
+	}
 	if want := mockTokens(msg.Content); msg.Usage.OutputTokens != want {
 		t.Errorf("output tokens = %d, want %d", msg.Usage.OutputTokens, want)
 	}
