@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lllm-go/lllm/dialog"
+	"github.com/lllm-go/lllm/internal/suggest"
 	"github.com/lllm-go/lllm/runtime/conversation"
 	"github.com/lllm-go/lllm/runtime/server"
 )
@@ -58,7 +59,7 @@ command, a reply that failed, a line too long), else 0.
 At a terminal (stdin and stdout both), the "> " prompt has line editing:
 arrows, Home/End, Ctrl-W and the like; Up and Down walk the history,
 Ctrl-R searches it, and Tab completes the slash commands, their options
-and the agent names after /guest. Ctrl-D, or Ctrl-C on an empty prompt,
+and the guests AGENT admits after /guest. Ctrl-D, or Ctrl-C on an empty prompt,
 leaves; Ctrl-C while a reply streams interrupts the chat (exit status 1).
 The lines typed are kept, for each agent, in lllm/chat_histories/AGENT.history
 under the user cache directory (~/.cache on Linux), readable by you only;
@@ -153,15 +154,24 @@ func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
 	defer cancel() // stops the stdin reader
 
 	// Check the server and the agent before reading anything.
-	agents, err := c.agents(ctx)
+	infos, err := c.agents(ctx)
 	if err != nil {
 		return &exitError{code: ExitError, errs: []error{err}}
 	}
-	if !slices.Contains(agents, agent) {
+	agents := make([]string, len(infos))
+	for i, a := range infos {
+		agents[i] = a.Name
+	}
+	i := slices.Index(agents, agent)
+	if i < 0 {
 		return usageErrorf(cmd, "unknown agent %q: the server at %s serves %s", agent, o.addr, strings.Join(agents, ", "))
 	}
+	guests := infos[i].Guests
 	if slices.Contains(agents, o.sender) {
 		return usageErrorf(cmd, "--sender %s is the name of an agent of the server at %s: take a name of your own", o.sender, o.addr)
+	}
+	if err := checkGuest(o.guest, agent, agents, guests); err != nil {
+		return usageErrorf(cmd, "--guest %s: %v", o.guest, err)
 	}
 	if !c.json {
 		fmt.Fprintf(c.errw, "Talking with %s as %s at %s. /help lists the commands.\n", agent, o.sender, o.addr)
@@ -170,7 +180,6 @@ func runChat(cmd *cobra.Command, o *chatOptions, agent string) error {
 	lines := make(chan string)
 	var readErr error // set before lines closes
 	if useLineEditing(cmd.InOrStdin(), cmd.OutOrStdout()) {
-		guests := slices.DeleteFunc(slices.Clone(agents), func(n string) bool { return n == agent })
 		if done := c.editLines(cmd, guests, o.noHistory, cancel); done != nil {
 			defer done()
 		}
@@ -266,19 +275,36 @@ func newChatClient(cmd *cobra.Command, o *chatOptions, agent string) (*chatClien
 		prompt: isTerminal(cmd.InOrStdin()), interactive: isTerminal(cmd.InOrStdin())}, nil
 }
 
-// agents lists the names of the agents the server serves.
-func (c *chatClient) agents(ctx context.Context) ([]string, error) {
+// agents describes the agents the server serves.
+func (c *chatClient) agents(ctx context.Context) ([]conversation.AgentInfo, error) {
 	var agents struct {
 		Agents []conversation.AgentInfo `json:"agents"`
 	}
 	if err := c.call(ctx, "GET", "/v1/agents", nil, &agents); err != nil {
 		return nil, err
 	}
-	names := make([]string, len(agents.Agents))
-	for i, a := range agents.Agents {
-		names[i] = a.Name
+	return agents.Agents, nil
+}
+
+// checkGuest reports why guest cannot answer in agent's conversations:
+// it is not one of the server's agents, it is agent itself, or it is
+// not among the guests agent admits. An empty guest is no guest.
+func checkGuest(guest, agent string, agents, admitted []string) error {
+	switch {
+	case guest == "" || slices.Contains(admitted, guest):
+		return nil
+	case guest == agent:
+		return fmt.Errorf("%s is the agent you talk with: leave --guest out to have it answer", agent)
+	case !slices.Contains(agents, guest):
+		hint := ""
+		if s, ok := suggest.Closest(guest, agents); ok {
+			hint = fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		return fmt.Errorf("no such agent%s: the server serves %s", hint, strings.Join(agents, ", "))
+	case len(admitted) == 0:
+		return fmt.Errorf("%s admits no guests", agent)
 	}
-	return names, nil
+	return fmt.Errorf("%s admits only %s as guests", agent, strings.Join(admitted, ", "))
 }
 
 // editLines has the input read with line editing at the terminal, /guest

@@ -124,7 +124,8 @@ func TestServeAndChat(t *testing.T) {
 }
 
 func TestChatErrors(t *testing.T) {
-	srv := serveFixture(t, t.TempDir())
+	dir := t.TempDir()
+	srv := serveFixture(t, dir)
 	addr := strings.TrimPrefix(srv.URL, "http://")
 	r := lllm(t, "chat", "nobody", "--addr", addr)
 	wantError(t, r, ExitUsage, `unknown agent "nobody"`, "assistant, critic")
@@ -138,13 +139,20 @@ func TestChatErrors(t *testing.T) {
 	closed.Close()
 	r = lllm(t, "chat", "assistant", "--addr", caddr)
 	wantError(t, r, ExitError, "cannot reach the server")
-	// A session with a problem ends with ExitError: a guest the server
-	// refuses, a line too long to read (nothing after it is sent).
-	code, _, errs := chatRun(t, "hi\n", "assistant", "--addr", addr, "--guest", "nobody")
-	if code != ExitError || !strings.Contains(errs, `unknown guest "nobody"`) {
-		t.Errorf("an unknown guest: exit %d, %q", code, errs)
+	// A --guest that could never answer is refused before anything is
+	// read: not an agent, the agent itself, one the agent does not admit.
+	r = lllm(t, "chat", "assistant", "--addr", addr, "--guest", "critc")
+	wantError(t, r, ExitUsage, `--guest critc: no such agent (did you mean "critic"?): the server serves assistant, critic`)
+	r = lllm(t, "chat", "assistant", "--addr", addr, "--guest", "assistant")
+	wantError(t, r, ExitUsage, "--guest assistant: assistant is the agent you talk with: leave --guest out")
+	r = lllm(t, "chat", "critic", "--addr", addr, "--guest", "assistant")
+	wantError(t, r, ExitUsage, "--guest assistant: critic admits no guests")
+	if ents, _ := os.ReadDir(dir); len(ents) > 1 { // the server's lock
+		t.Errorf("a refused --guest stored something: %v", ents)
 	}
-	code, _, errs = chatRun(t, strings.Repeat("b", 2<<20)+"\nnext line\n", "assistant", "--addr", addr, "--sender", "long")
+	// A session with a problem ends with ExitError: a line too long to
+	// read (nothing after it is sent).
+	code, _, errs := chatRun(t, strings.Repeat("b", 2<<20)+"\nnext line\n", "assistant", "--addr", addr, "--sender", "long")
 	if code != ExitError || !strings.Contains(errs, "a line is longer than 1 MiB; nothing after it was sent") {
 		t.Errorf("a line over 1 MiB: exit %d, %q", code, errs)
 	}
