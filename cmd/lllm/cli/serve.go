@@ -39,8 +39,10 @@ const serveRunsDir = "runs"
 type serveOptions struct {
 	*options
 	addr, config, dataDir, tokenEnv string
-	noLog                           bool
-	trashRetention                  time.Duration
+	// logDir is serve's own --log-dir: its default is not the root's.
+	logDir         string
+	noLog          bool
+	trashRetention time.Duration
 }
 
 func newServeCmd(opts *options) *cobra.Command {
@@ -107,9 +109,11 @@ cancelled (their partial replies are not stored) and every log is synced.`,
 	fs.StringVar(&o.dataDir, "data-dir", "", "the `DIR` conversations are stored in (default: the config's params.data_dir, else ./conversations)")
 	fs.StringVar(&o.tokenEnv, "token-env", "", "require a bearer token, read from the environment variable `NAME`")
 	fs.DurationVar(&o.trashRetention, "trash-retention", 0, "remove deleted conversations from the trash once they are older than `DURATION`; 0 keeps them for ever (default: the config's params.trash_retention, else 720h)")
-	fs.BoolVar(&o.noLog, "no-log", false, "write no run logs of the served turns (default: under --log-dir, else the config's log_dir, else DATA_DIR/runs)")
+	fs.StringVar(&o.logDir, "log-dir", "", "the log root the run logs of the served turns go under: the `DIR` holding one directory per run (default: the config's log_dir, else DATA_DIR/runs)")
+	fs.BoolVar(&o.noLog, "no-log", false, "write no run logs of the served turns")
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	_ = cmd.MarkFlagDirname("data-dir")
+	_ = cmd.MarkFlagDirname("log-dir")
 	return cmd
 }
 

@@ -128,6 +128,15 @@ func TestServeRunLogRoots(t *testing.T) {
 			}
 		}
 	})
+	t.Run("help", func(t *testing.T) {
+		// The root's --log-dir defaults to ./logs; serve's does not.
+		r := lllm(t, "serve", "--help")
+		i := strings.Index(r.stdout, "--log-dir DIR")
+		line, _, _ := strings.Cut(r.stdout[max(i, 0):], "\n")
+		if r.code != 0 || i < 0 || strings.Contains(line, `(default "logs")`) || !strings.Contains(line, "else DATA_DIR/runs") {
+			t.Fatalf("serve --help says of --log-dir: %q", line)
+		}
+	})
 	t.Run("usage errors", func(t *testing.T) {
 		r := lllm(t, "serve", "--config", cfg, "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--no-log", "--log-dir", dir)
 		wantError(t, r, ExitUsage, "--no-log and --log-dir", "contradict")
