@@ -166,6 +166,12 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 		}
 		retention = o.trashRetention
 	}
+	// Listen first: a port in use must not leave a new data dir behind.
+	ln, err := listen(ctx, o.addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close() // when serving never starts
 	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 	store, err := conversation.Open(dataDir, conversation.Options{Logger: logger, TrashRetention: retention})
 	if err != nil {
@@ -175,10 +181,6 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 	svc, err := conversation.NewService(store, cfg.Agents, conversation.ServiceOptions{AskTimeout: cfg.AskUserTimeout, Tokens: cfg.Tokens, LogDir: logDir})
 	if err != nil {
 		return &exitError{code: ExitUsage, errs: []error{fmt.Errorf("%s: %w", cfg.Path, err)}}
-	}
-	ln, err := listen(ctx, o.addr)
-	if err != nil {
-		return err
 	}
 	base, stopStreams := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer stopStreams(conversation.ErrStopping)

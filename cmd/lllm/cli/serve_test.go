@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -187,6 +190,24 @@ func TestServeUsageErrors(t *testing.T) {
 	r = lllm(t, "serve", "--config", "testdata/does-not-exist.yaml")
 	if r.code != ExitUsage || !strings.Contains(r.stderr, "does-not-exist.yaml") {
 		t.Fatalf("missing config: %v", r)
+	}
+}
+
+// A port in use stops lllm serve before it touches the data dir: a new
+// one is not created (with the lock file in it), and a data dir in use by
+// another server is not named as the problem.
+func TestServePortInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	data := filepath.Join(t.TempDir(), "conversations")
+	r := lllm(t, "serve", "--config", "../../../configs/serve.yaml", "--addr", addr, "--data-dir", data, "--no-log")
+	wantError(t, r, ExitError, "address "+addr+" is in use")
+	if _, err := os.Stat(data); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a server that could not listen made its data dir: %v", err)
 	}
 }
 
