@@ -386,6 +386,9 @@ func (s *Service) check(req RunRequest) (primary, answering *agentEntry, err err
 	return primary, answering, nil
 }
 
+// busyHint says what to do about a conversation that is busy.
+const busyHint = "wait for its end, or kill it (POST /v1/kill)"
+
 // begin takes the run slot of conv.
 func (s *Service) begin(conv *Conversation, st *runState) error {
 	s.mu.Lock()
@@ -447,7 +450,7 @@ func (s *Service) Run(ctx context.Context, req RunRequest, emit func(Event) erro
 	defer cancel(nil)
 	st := &runState{svc: s, conv: conv, agent: answering.spec.Name, cancel: cancel, emit: emit}
 	if err := s.begin(conv, st); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %s", err, busyHint)
 	}
 	var released sync.Once
 	release := func() { released.Do(func() { s.end(conv) }) }
@@ -868,7 +871,7 @@ func (s *Service) Compact(ctx context.Context, agent, sender string) (Archive, e
 	defer cancel(nil)
 	st.cancel = cancel
 	if err := s.begin(conv, st); err != nil {
-		return Archive{}, err
+		return Archive{}, fmt.Errorf("%w: %s", err, busyHint)
 	}
 	defer s.end(conv)
 	if cur, ok := s.store.Lookup(agent, sender); !ok || cur != conv {

@@ -318,7 +318,11 @@ func need(w http.ResponseWriter, req *request, names ...string) bool {
 		}
 	}
 	if len(missing) > 0 {
-		writeError(w, http.StatusBadRequest, "missing_field", "missing field: "+strings.Join(missing, ", "))
+		msg := "missing field: " + strings.Join(missing, ", ")
+		if slices.Contains(missing, "sender") {
+			msg += ` (whose conversation it is: a stream request that named no sender was sent as "` + DefaultSender + `")`
+		}
+		writeError(w, http.StatusBadRequest, "missing_field", msg)
 		return false
 	}
 	return true

@@ -279,11 +279,13 @@ func TestBusyReplyAndKill(t *testing.T) {
 	}
 	_, _, ch := f.stream(`{"agent":"assistant","sender":"alice","content":"please ask me"}`)
 	waitAsk(t, ch)
+	// Busy says what to do about it.
+	const hint = "busy: a run is already in progress in this conversation: wait for its end, or kill it (POST /v1/kill)"
 	code, out, _ = f.stream(`{"agent":"assistant","sender":"alice","content":"second"}`)
-	if code != 409 || out["code"] != "busy" || !strings.Contains(out["error"].(string), "busy") {
+	if code != 409 || out["code"] != "busy" || !strings.Contains(out["error"].(string), hint) {
 		t.Fatalf("second stream: %d %v", code, out)
 	}
-	if code, out := f.do("POST", "/v1/compact", `{"agent":"assistant","sender":"alice"}`); code != 409 || out["code"] != "busy" {
+	if code, out := f.do("POST", "/v1/compact", `{"agent":"assistant","sender":"alice"}`); code != 409 || out["code"] != "busy" || !strings.Contains(out["error"].(string), hint) {
 		t.Fatalf("compact while running: %d %v", code, out)
 	}
 	if code, out := f.do("POST", "/v1/reply", `{"agent":"assistant","sender":"alice","content":"blue"}`); code != 200 {
@@ -370,7 +372,9 @@ func TestBadInputStoresNothing(t *testing.T) {
 		{"POST", "/v1/stream", `{"agent":"assistant","content":5}`, 400, "malformed_json", "field content must be a string, not a number"},
 		{"POST", "/v1/reply", `{"agent":"assistant","sender":"alice","content":"x"}`, 409, "nothing_pending", "no ask_user question"},
 		{"POST", "/v1/reply", `{"agent":"assistant","sender":"alice"}`, 400, "missing_field", "content"},
-		{"POST", "/v1/kill", `{"agent":"assistant"}`, 400, "missing_field", "sender"},
+		{"POST", "/v1/kill", `{"agent":"assistant"}`, 400, "missing_field", `missing field: sender (whose conversation it is: a stream request that named no sender was sent as "user")`},
+		{"POST", "/v1/compact", `{"agent":"assistant"}`, 400, "missing_field", `sent as "user"`},
+		{"POST", "/v1/reply", `{"agent":"assistant"}`, 400, "missing_field", `missing field: sender, content (whose conversation`},
 		{"POST", "/v1/kill", `{"agent":"nobody","sender":"a"}`, 404, "unknown_agent", "nobody"},
 		{"POST", "/v1/compact", `{"agent":"assistant","sender":"alice"}`, 404, "no_conversation", "nothing is stored for it"},
 		{"GET", "/v1/conversations/nobody/alice/messages", "", 404, "unknown_agent", "nobody"},
