@@ -799,6 +799,12 @@ func (c *chatClient) stream(ctx context.Context, content, guest string, lines <-
 	}()
 	asking := false
 	started, ended := false, false // a reply began; its end event came
+	// cutLine ends the line of a reply that stops before its end event.
+	cutLine := func() {
+		if started && !ended && !c.json {
+			fmt.Fprintln(c.out)
+		}
+	}
 	answer := func(l string) {
 		asking = false
 		if err := c.call(ctx, "POST", "/v1/reply", c.body(l), nil); err != nil {
@@ -810,11 +816,12 @@ func (c *chatClient) stream(ctx context.Context, content, guest string, lines <-
 		case ev, ok := <-events:
 			if !ok {
 				err := <-readErr
-				if ended || ctx.Err() != nil || errors.Is(err, errBadEvent) {
+				if ended || errors.Is(err, errBadEvent) {
 					return queue, err
 				}
-				if started && !c.json {
-					fmt.Fprintln(c.out) // end the partial reply's line
+				cutLine()
+				if ctx.Err() != nil {
+					return queue, err
 				}
 				cut := errors.New("the server closed the stream before the reply ended")
 				if err != nil {
@@ -854,7 +861,8 @@ func (c *chatClient) stream(ctx context.Context, content, guest string, lines <-
 			default:
 				queue = append(queue, l)
 			}
-		case <-ctx.Done():
+		case <-ctx.Done(): // Ctrl-C: "lllm: interrupted" goes on a line of its own
+			cutLine()
 			return queue, ctx.Err()
 		}
 	}

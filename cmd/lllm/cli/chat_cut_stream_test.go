@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -55,4 +59,63 @@ func TestChatStreamCutShort(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestChatInterruptedMidReply: Ctrl-C while a reply streams ends the
+// partial reply's line, so that "lllm: interrupted" is not glued to it.
+func TestChatInterruptedMidReply(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/agents":
+			fmt.Fprint(w, `{"agents": [{"name": "assistant"}]}`)
+		case "/v1/stream":
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "event: start\ndata: {\"type\":\"start\",\"agent\":\"assistant\"}\n\n")
+			fmt.Fprint(w, "event: text\ndata: {\"type\":\"text\",\"agent\":\"assistant\",\"text\":\"half a\"}\n\n")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done() // a slow model
+		}
+	}))
+	defer srv.Close()
+	seen := make(chan struct{})
+	out := &signalWriter{want: "half a", seen: seen}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { <-seen; cancel() }() // the signal, as Execute turns it into
+	root := NewRootCmd()
+	root.SetArgs([]string{"chat", "assistant", "--addr", strings.TrimPrefix(srv.URL, "http://")})
+	root.SetIn(strings.NewReader("hello\n"))
+	root.SetOut(out)
+	root.SetErr(io.Discard)
+	if err := root.ExecuteContext(ctx); err == nil {
+		t.Fatalf("an interrupted chat succeeded:\n%s", out.String())
+	}
+	if got := out.String(); got != "assistant: half a\n" {
+		t.Errorf("stdout %q, want the partial reply's line ended", got)
+	}
+}
+
+// signalWriter closes seen once what was written to it contains want.
+type signalWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	seen chan struct{}
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(p)
+	if w.seen != nil && strings.Contains(w.buf.String(), w.want) {
+		close(w.seen)
+		w.seen = nil
+	}
+	return n, err
+}
+
+func (w *signalWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }
