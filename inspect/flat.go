@@ -98,6 +98,7 @@ func appendFlatNode(b []byte, n *Node, withParent bool) []byte {
 	b = appendCostJSON(b, n.Cost, -1)
 	num(`,"model_calls":`, n.Calls)
 	num(`,"call_errors":`, n.CallErrors)
+	num(`,"max_tokens_cut":`, n.MaxTokensCut)
 	b = append(b, `,"call_cost":`...)
 	b = appendCostJSON(b, n.CallCost, -1)
 	b = append(b, `,"failed":`...)

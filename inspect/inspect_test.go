@@ -21,8 +21,8 @@ import (
 	"github.com/lllm-go/lllm/tactics"
 )
 
-// script is a provider.Model that answers from a list: a reply text, or
-// "ERR" for a failed call.
+// script is a provider.Model that answers from a list: a reply text,
+// "CUT:" and a reply cut at max_tokens, or "ERR" for a failed call.
 type script struct {
 	mu      sync.Mutex
 	replies []string
@@ -43,10 +43,14 @@ func (s *script) Generate(ctx context.Context, req *provider.Request) (*provider
 	for _, m := range req.Messages {
 		in += len(m.Text())
 	}
+	var finish string
+	if cut, ok := strings.CutPrefix(r, "CUT:"); ok {
+		r, finish = cut, "length"
+	}
 	return &provider.Response{Message: dialog.Message{
 		Role: dialog.RoleAssistant, Content: r, Modality: dialog.ModalityText,
 		Usage: dialog.Usage{InputTokens: in, OutputTokens: len(r)}, USD: float64(in+len(r)) * 1e-6, Model: "script/test",
-	}}, nil
+	}, FinishReason: finish}, nil
 }
 
 var ask = dialog.MustPrompt("ask", "{q} Answer in <answer></answer>.", dialog.WithParser(&dialog.TagParser{XMLTags: []string{"answer"}}))
@@ -636,6 +640,7 @@ func TestRenderJSONMatchesEncodingJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	tree.Dir = `logs/a "quoted" <dir>` // as Load sets it, escaped alike
+	tree.Nodes[3].MaxTokensCut = 12
 	sels := []inspect.Selection{inspect.All, {Depth: 0}, {Depth: 1}, {Depth: 2},
 		{Start: []*inspect.Node{tree.Nodes[3]}, Depth: -1}, {Start: []*inspect.Node{tree.Nodes[len(tree.Nodes)-1]}, Depth: -1}}
 	for i, sel := range sels {
@@ -658,6 +663,80 @@ func TestRenderJSONMatchesEncodingJSON(t *testing.T) {
 	if got := render(t, empty, inspect.FormatJSON, inspect.All); got != "{\n  \"run_id\": \"none\",\n  \"dir\": \"\",\n  \"dialogs\": []\n}\n" {
 		t.Errorf("empty tree: %q", got)
 	}
+}
+
+// A reply cut at max_tokens counts on the working copy its call was made
+// on, and shows there in the text line, the DOT label and each JSON form
+// (which give every dialog the key).
+func TestTreeMaxTokensCut(t *testing.T) {
+	// Turn 1's reply is cut before its closing tag, so it does not parse
+	// and is retried; the retry and the rest are whole.
+	tree := load(t, agentRun(t, "You add.", "CUT:<answer>4", "<answer>4</answer>", "<answer>6</answer>", "<answer>8</answer>", "fine"), inspect.Options{})
+	var cut *inspect.Node
+	for _, n := range tree.Nodes {
+		if n.MaxTokensCut > 0 {
+			if cut != nil {
+				t.Fatalf("dialogs %s and %s have cut replies", cut.Alias, n.Alias)
+			}
+			cut = n
+		}
+	}
+	if cut == nil || cut.Alias != "main#1" || cut.MaxTokensCut != 1 || cut.Calls != 1 || !cut.Failed {
+		t.Fatalf("the cut attempt: %+v", cut)
+	}
+	text := render(t, tree, inspect.FormatText, inspect.All)
+	if strings.Count(text, "max_tokens_cut") != 1 ||
+		!strings.Contains(text, "["+inspect.ShortID(cut.ID)+"] owner=coder alias=main#1 msgs=3 split@2 (last_n=0, first_k=0) tokens=") ||
+		!strings.Contains(text, " max_tokens_cut=1 ✗ failed: reply did not parse; retried in main#2\n") {
+		t.Errorf("text:\n%s", text)
+	}
+	if dot := render(t, tree, inspect.FormatDOT, inspect.All); strings.Count(dot, " max_tokens_cut=1") != 1 {
+		t.Errorf("DOT:\n%s", dot)
+	}
+
+	// Every dialog has the key; only the cut one counts a reply.
+	check := func(form string, dialogs []inspect.JSONDialog, raw string) {
+		t.Helper()
+		if n := strings.Count(raw, `"max_tokens_cut"`); n != len(tree.Nodes) || len(dialogs) != len(tree.Nodes) {
+			t.Errorf("%s: %d keys, %d dialogs, want %d", form, n, len(dialogs), len(tree.Nodes))
+		}
+		for _, d := range dialogs {
+			want := 0
+			if d.ID == cut.ID {
+				want = 1
+			}
+			if d.MaxTokensCut != want {
+				t.Errorf("%s: dialog %s (%s) max_tokens_cut %d, want %d", form, d.ID, d.Alias, d.MaxTokensCut, want)
+			}
+		}
+	}
+	raw := render(t, tree, inspect.FormatJSON, inspect.All)
+	var nested inspect.JSONTree
+	if err := json.Unmarshal([]byte(raw), &nested); err != nil {
+		t.Fatal(err)
+	}
+	var walk func([]*inspect.JSONNode) []inspect.JSONDialog
+	walk = func(ns []*inspect.JSONNode) (out []inspect.JSONDialog) {
+		for _, n := range ns {
+			out = append(append(out, n.JSONDialog), walk(n.Children)...)
+		}
+		return out
+	}
+	check("json", walk(nested.Dialogs), raw)
+	check("json (encoding/json)", walk(inspect.JSON(tree, inspect.All).Dialogs), raw)
+	var flat bytes.Buffer
+	if err := inspect.WriteFlatJSON(&flat, tree, inspect.All); err != nil {
+		t.Fatal(err)
+	}
+	var doc inspect.FlatJSONTree
+	if err := json.Unmarshal(flat.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var dialogs []inspect.JSONDialog
+	for _, d := range doc.Dialogs {
+		dialogs = append(dialogs, d.JSONDialog)
+	}
+	check("flat json", dialogs, flat.String())
 }
 
 // An attempt without a reply is not failed while its run is written, and

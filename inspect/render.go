@@ -132,8 +132,9 @@ func writeText(w *bufio.Writer, t *Tree, sel Selection) error {
 //	[a1b2c3d4] owner=coder alias=draft msgs=5 split@5 (last_n=2, first_k=1) tokens=120 usd=$0.0012
 //
 // Tokens and dollars are those of the dialog's own messages; model calls
-// that failed and were retried show as "retried=N"; a failed attempt ends
-// with "✗ failed: " and the reason.
+// that failed and were retried show as "retried=N", and replies cut at
+// max_tokens as "max_tokens_cut=N"; a failed attempt ends with
+// "✗ failed: " and the reason.
 func AppendLine(b []byte, n *Node) []byte {
 	b = append(b, '[')
 	b = append(b, ShortID(n.ID)...)
@@ -165,6 +166,10 @@ func AppendLine(b []byte, n *Node) []byte {
 	if r := n.retried(); r > 0 {
 		b = append(b, " retried="...)
 		b = strconv.AppendInt(b, int64(r), 10)
+	}
+	if n.MaxTokensCut > 0 {
+		b = append(b, " max_tokens_cut="...)
+		b = strconv.AppendInt(b, int64(n.MaxTokensCut), 10)
 	}
 	if n.Failed {
 		b = append(b, " ✗ failed: "...)
@@ -225,9 +230,12 @@ type JSONDialog struct {
 	Cost       dialog.Cost `json:"cost"`
 	Calls      int         `json:"model_calls"`
 	CallErrors int         `json:"call_errors"`
-	CallCost   dialog.Cost `json:"call_cost"`
-	Failed     bool        `json:"failed"`
-	FailReason string      `json:"fail_reason"`
+	// MaxTokensCut is how many of the calls' replies were cut at
+	// max_tokens.
+	MaxTokensCut int         `json:"max_tokens_cut"`
+	CallCost     dialog.Cost `json:"call_cost"`
+	Failed       bool        `json:"failed"`
+	FailReason   string      `json:"fail_reason"`
 }
 
 // jsonDialog is n's JSONDialog.
@@ -236,7 +244,7 @@ func jsonDialog(n *Node) JSONDialog {
 		ID: n.ID, Owner: n.Owner, Alias: n.Alias, ParentID: n.ParentID,
 		SplitPoint: n.SplitPoint, LastN: n.LastN, FirstK: n.FirstK, ParentLen: n.ParentLen,
 		Depth: n.Depth, Messages: n.Messages, Cost: n.Cost,
-		Calls: n.Calls, CallErrors: n.CallErrors, CallCost: n.CallCost,
+		Calls: n.Calls, CallErrors: n.CallErrors, MaxTokensCut: n.MaxTokensCut, CallCost: n.CallCost,
 		Failed: n.Failed, FailReason: n.FailReason,
 	}
 }
@@ -363,6 +371,7 @@ func appendNodeFields(b []byte, n *Node, ind int) []byte {
 	cost(`"cost": `, n.Cost)
 	num(`"model_calls": `, n.Calls)
 	num(`"call_errors": `, n.CallErrors)
+	num(`"max_tokens_cut": `, n.MaxTokensCut)
 	cost(`"call_cost": `, n.CallCost)
 	b = append(b, '\n')
 	b = appendIndent(b, ind)
@@ -456,6 +465,9 @@ func label(n *Node) []string {
 	}
 	if r := n.retried(); r > 0 {
 		size += " retried=" + strconv.Itoa(r)
+	}
+	if n.MaxTokensCut > 0 {
+		size += " max_tokens_cut=" + strconv.Itoa(n.MaxTokensCut)
 	}
 	lines = append(lines, size)
 	if n.Failed {

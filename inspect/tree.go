@@ -78,12 +78,14 @@ type Node struct {
 	// so summing Cost over a tree counts it twice (CallCost does not).
 	Cost dialog.Cost
 	// Calls is the number of model_call records made on this dialog,
-	// CallErrors how many of them failed, and CallCost what they cost.
-	// An agent calls the model on a working copy ("ALIAS#N"), so summing
-	// CallCost over a tree counts each call once.
-	Calls      int
-	CallErrors int
-	CallCost   dialog.Cost
+	// CallErrors how many of them failed, MaxTokensCut how many of their
+	// replies were cut at max_tokens (logs.ModelCall.CutAtMaxTokens), and
+	// CallCost what they cost. An agent calls the model on a working copy
+	// ("ALIAS#N"), so summing CallCost over a tree counts each call once.
+	Calls        int
+	CallErrors   int
+	MaxTokensCut int
+	CallCost     dialog.Cost
 	// Failed marks a failed attempt: a working copy made by an agent's
 	// call loop whose reply was not kept. FailReason says why.
 	Failed     bool
@@ -404,6 +406,9 @@ func (b *builder) modelCall(rec *logs.Record) error {
 	}
 	n.Calls++
 	n.CallCost = n.CallCost.Add(dialog.Cost{Usage: mc.Usage, USD: mc.USD})
+	if mc.CutAtMaxTokens() {
+		n.MaxTokensCut++
+	}
 	if mc.Error != nil {
 		n.CallErrors++
 		n.lastError = mc.Error

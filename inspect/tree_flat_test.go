@@ -30,6 +30,7 @@ func TestWriteFlatJSON(t *testing.T) {
 	// Costs and text that test the encoding.
 	tree.Nodes[0].Cost = dialog.Cost{Usage: dialog.Usage{InputTokens: 12, CachedInputTokens: 3, OutputTokens: 4, ReasoningTokens: 5}, USD: 0.0000123}
 	tree.Nodes[1].CallCost = dialog.Cost{Usage: dialog.Usage{CacheWriteTokens: 7}, USD: 1.5}
+	tree.Nodes[1].MaxTokensCut = 12
 	tree.Nodes[1].FailReason += ` <b>"quoted"</b> & ünïcode` + "\x1b \xff"
 	tree.Dir = `C:\runs\x`
 

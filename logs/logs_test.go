@@ -737,6 +737,23 @@ func TestRunModelCalls(t *testing.T) {
 	}
 }
 
+// A reply is cut at max_tokens by each provider's spelling of it, and by
+// no other finish reason.
+func TestModelCallCutAtMaxTokens(t *testing.T) {
+	for reason, want := range map[string]bool{
+		"length": true, "max_tokens": true, "MAX_TOKENS": true,
+		"": false, "stop": false, "end_turn": false, "tool_calls": false, "STOP": false,
+		"LENGTH": false, "max_tokens ": false, "content_filter": false,
+	} {
+		if got := (&ModelCall{FinishReason: reason}).CutAtMaxTokens(); got != want {
+			t.Errorf("finish_reason %q: cut %v, want %v", reason, got, want)
+		}
+	}
+	if (*ModelCall)(nil).CutAtMaxTokens() {
+		t.Error("a nil call is cut")
+	}
+}
+
 // lastRecord finds the run_end even when it is longer than the first window.
 func TestListLargeRunEnd(t *testing.T) {
 	root := t.TempDir()

@@ -183,6 +183,21 @@ type ModelCall struct {
 	Error        *CallError   `json:"error,omitempty"`
 }
 
+// CutAtMaxTokens reports whether the call's reply was cut at max_tokens:
+// its FinishReason is "length" (OpenAI wire, Mistral, Ollama, the mock),
+// "max_tokens" (Anthropic, Bedrock) or "MAX_TOKENS" (Gemini, Cohere). It
+// is false for a nil call and for records older than format 1.8.
+func (c *ModelCall) CutAtMaxTokens() bool {
+	if c == nil {
+		return false
+	}
+	switch c.FinishReason {
+	case "length", "max_tokens", "MAX_TOKENS":
+		return true
+	}
+	return false
+}
+
 // Declarations are the tools and the output format model calls declare,
 // written once per run for each distinct set and named by their digest in
 // those calls' records, so that a replay can say how they changed.

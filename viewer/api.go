@@ -213,6 +213,9 @@ type nodeJSON struct {
 	// is the last one's "type: message".
 	Errors    int    `json:"call_errors"`
 	LastError string `json:"last_error,omitempty"`
+	// MaxTokensCut counts the model calls on this dialog whose reply was
+	// cut at max_tokens.
+	MaxTokensCut int `json:"max_tokens_cut"`
 	// Outcome is set for a working copy (an alias ending in "#N"): ok,
 	// retried, failed, error or pending. Failed means retried, failed or
 	// error.
@@ -226,7 +229,7 @@ func (ix *index) nodeJSON(n *node) nodeJSON {
 		ID: n.ID, Owner: n.Owner, Alias: n.Alias, ParentID: n.ParentID,
 		SplitPoint: n.SplitPoint, LastN: n.LastN, FirstK: n.FirstK, ParentLen: n.ParentLen, Depth: n.Depth,
 		Messages: n.length(), Own: len(n.msgs), Children: len(n.children),
-		ModelCalls: n.calls, Errors: n.errors, LastError: n.lastErr,
+		ModelCalls: n.calls, Errors: n.errors, LastError: n.lastErr, MaxTokensCut: n.cut,
 		Outcome: o, Failed: o == "retried" || o == "failed" || o == "error",
 	}
 }

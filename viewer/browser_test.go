@@ -180,13 +180,13 @@ func TestBrowserWalkthrough(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#transcript[data-dialog="`+f.parseFailed+`"] li.msg[data-index="2"]`)),
 		chromedp.Click(chromedp.CSS(`#tree li[data-id="`+f.parseFailed+`"] > .node-row > button.toggle`)),
 		chromedp.WaitVisible(chromedp.CSS(`#tree li[data-id="`+f.callFailed+`"]`)))
-	if s := textOf(t, ctx, `#tree li[data-id="`+f.parseFailed+`"] > .node-row`); !strings.Contains(s, "✗ retried") {
+	if s := textOf(t, ctx, `#tree li[data-id="`+f.parseFailed+`"] > .node-row`); !strings.Contains(s, "✗ retried") || !strings.Contains(s, "1 reply cut at max_tokens") {
 		t.Errorf("the unparsable attempt's row: %q", s)
 	}
-	if s := textOf(t, ctx, `#tree li[data-id="`+f.callFailed+`"] > .node-row`); !strings.Contains(s, "1 failed call") || !strings.Contains(s, "ok") {
+	if s := textOf(t, ctx, `#tree li[data-id="`+f.callFailed+`"] > .node-row`); !strings.Contains(s, "1 failed call") || !strings.Contains(s, "ok") || strings.Contains(s, "cut at max_tokens") {
 		t.Errorf("the attempt with a failed call: %q", s)
 	}
-	if s := textOf(t, ctx, "#transcript"); !strings.Contains(s, "four, I think") {
+	if s := textOf(t, ctx, "#transcript"); !strings.Contains(s, "four, I think") || !strings.Contains(s, "1 reply cut at max_tokens on this dialog") {
 		t.Errorf("the failed attempt's transcript:\n%s", s)
 	}
 	do(t, ctx, "opening the attempt whose call failed",

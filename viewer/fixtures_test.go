@@ -26,7 +26,7 @@ type fixture struct {
 
 	retries     string // a run with failed attempts
 	retryMain   string // the canonical dialog
-	parseFailed string // "main#1": its reply did not parse; retried
+	parseFailed string // "main#1": its reply, cut at max_tokens, did not parse; retried
 	callFailed  string // "main#2": its model call failed, then succeeded
 	guest       string // "notes": a fork with a guest agent's turn
 
@@ -69,9 +69,10 @@ func newFixture(t testing.TB) *fixture {
 	return f
 }
 
-// writeRetries writes a run like an agent whose first reply fails to
-// parse (main#1, retried in main#2 forked from it) and whose retry's
-// first model call fails with a server error before succeeding.
+// writeRetries writes a run like an agent whose first reply, cut at
+// max_tokens, fails to parse (main#1, retried in main#2 forked from it)
+// and whose retry's first model call fails with a server error before
+// succeeding.
 func (f *fixture) writeRetries(t testing.TB) {
 	w, run, err := logs.Create(f.root, logs.RunStart{Tactic: "retrying", Task: json.RawMessage(`"2+2?"`)}, logs.Options{})
 	if err != nil {
@@ -86,15 +87,15 @@ func (f *fixture) writeRetries(t testing.TB) {
 	f.parseFailed = a1.ID()
 	must(a1.Append(dialog.Message{Role: dialog.RoleAssistant, Name: "coder", Content: "four, I think", Model: "mock/demo",
 		Usage: dialog.Usage{InputTokens: 20, OutputTokens: 4}}))
-	writeCall(t, w, a1.ID(), 1, 1, nil, &logs.MessageRef{Dialog: a1.ID(), Index: 2})
+	writeCall(t, w, a1.ID(), 1, 1, "max_tokens", nil, &logs.MessageRef{Dialog: a1.ID(), Index: 2})
 	a2 := must(a1.Fork(0, 0, dialog.WithAlias("main#2")))
 	f.callFailed = a2.ID()
 	must(a2.PutText("Your reply could not be parsed: no <answer> tag. Answer again."))
-	writeCall(t, w, a2.ID(), 2, 1, &logs.CallError{Type: "server", Message: "mock: internal server error", Status: 500}, nil)
+	writeCall(t, w, a2.ID(), 2, 1, "", &logs.CallError{Type: "server", Message: "mock: internal server error", Status: 500}, nil)
 	reply := dialog.Message{Role: dialog.RoleAssistant, Name: "coder", Content: "<answer>4</answer>", Model: "mock/demo",
 		Parsed: json.RawMessage(`{"answer":["4"]}`), Usage: dialog.Usage{InputTokens: 40, CachedInputTokens: 16, OutputTokens: 6}, USD: 0.0000068}
 	must(a2.Append(reply))
-	writeCall(t, w, a2.ID(), 2, 2, nil, &logs.MessageRef{Dialog: a2.ID(), Index: 4})
+	writeCall(t, w, a2.ID(), 2, 2, "end_turn", nil, &logs.MessageRef{Dialog: a2.ID(), Index: 4})
 	must(main.Append(reply))
 
 	notes := must(main.Fork(1, 1, dialog.WithAlias("notes")))
@@ -126,11 +127,11 @@ func (f *fixture) writeImages(t testing.TB) {
 	}
 }
 
-func writeCall(t testing.TB, w *logs.Writer, dlg string, call, attempt int, cerr *logs.CallError, reply *logs.MessageRef) {
+func writeCall(t testing.TB, w *logs.Writer, dlg string, call, attempt int, finish string, cerr *logs.CallError, reply *logs.MessageRef) {
 	t.Helper()
 	err := w.Write(&logs.Record{Kind: logs.KindModelCall, Dialog: dlg, ModelCall: &logs.ModelCall{
 		Agent: "coder", Provider: "mock", Model: "mock/demo", Call: call, Attempt: attempt, Alias: "main", Turn: 1,
-		RequestDigest: "sha256:test", Reply: reply, Error: cerr, LatencyMS: 1}})
+		RequestDigest: "sha256:test", Reply: reply, FinishReason: finish, Error: cerr, LatencyMS: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

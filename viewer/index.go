@@ -60,6 +60,7 @@ type node struct {
 	at       int64  // offset of the dialog_open or fork record
 	calls    int    // model calls made on this dialog
 	errors   int    // model calls that failed
+	cut      int    // model calls whose reply was cut at max_tokens
 	lastErr  string
 	retried  bool // a parse retry forked from this working copy
 }
@@ -191,6 +192,14 @@ func (ix *index) scan(ctx context.Context, f *os.File) error {
 	}
 }
 
+// mayBeCut reports whether a model_call record may say its reply was cut
+// at max_tokens (logs.ModelCall.CutAtMaxTokens): whether it has a
+// finish_reason and one of the spellings of a cut as a JSON string.
+func mayBeCut(rec []byte) bool {
+	return bytes.Contains(rec, []byte(`"finish_reason"`)) &&
+		(bytes.Contains(rec, []byte(`"length"`)) || bytes.Contains(rec, []byte(`"max_tokens"`)) || bytes.Contains(rec, []byte(`"MAX_TOKENS"`)))
+}
+
 // add indexes one whole line found at file offset off.
 func (ix *index) add(line []byte, off int64) error {
 	ix.lines++
@@ -244,11 +253,17 @@ func (ix *index) add(line []byte, off int64) error {
 		if h.payload >= 0 {
 			rest = line[h.payload:]
 		}
-		if bytes.Contains(rest, []byte(`"error"`)) {
+		// Only a call that may have failed or been cut is decoded.
+		if bytes.Contains(rest, []byte(`"error"`)) || mayBeCut(rest) {
 			var mc logs.ModelCall
-			if json.Unmarshal(payload(), &mc) == nil && mc.Error != nil {
-				n.errors++
-				n.lastErr = mc.Error.Type + ": " + mc.Error.Message
+			if json.Unmarshal(payload(), &mc) == nil {
+				if mc.Error != nil {
+					n.errors++
+					n.lastErr = mc.Error.Type + ": " + mc.Error.Message
+				}
+				if mc.CutAtMaxTokens() {
+					n.cut++
+				}
 			}
 		}
 	case logs.KindRunEnd:

@@ -15,6 +15,8 @@ import (
 
 	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/logs"
+	"github.com/lllm-go/lllm/runtime/config"
+	"github.com/lllm-go/lllm/tactics"
 )
 
 // get serves one request and decodes its JSON body into out (if not nil).
@@ -184,11 +186,11 @@ func TestFailedAttemptsMarked(t *testing.T) {
 	h := New(f.root, Options{})
 	var d1, d2, guest dialogInfo
 	get(t, h, "/api/runs/"+f.retries+"/dialogs/"+f.parseFailed, 200, &d1)
-	if d1.Node.Outcome != "retried" || !d1.Node.Failed || d1.Node.Errors != 0 {
+	if d1.Node.Outcome != "retried" || !d1.Node.Failed || d1.Node.Errors != 0 || d1.Node.MaxTokensCut != 1 {
 		t.Fatalf("the unparsable attempt: %+v", d1.Node)
 	}
 	get(t, h, "/api/runs/"+f.retries+"/dialogs/"+f.callFailed, 200, &d2)
-	if d2.Node.Outcome != "ok" || d2.Node.Failed || d2.Node.Errors != 1 || d2.Node.ModelCalls != 2 ||
+	if d2.Node.Outcome != "ok" || d2.Node.Failed || d2.Node.Errors != 1 || d2.Node.ModelCalls != 2 || d2.Node.MaxTokensCut != 0 ||
 		!strings.Contains(d2.Node.LastError, "server: mock: internal server error") || len(d2.Ancestors) != 2 {
 		t.Fatalf("the retried attempt: %+v", d2)
 	}
@@ -209,6 +211,52 @@ func TestFailedAttemptsMarked(t *testing.T) {
 	want := []string{"system::You answer in <answer></answer> tags.", "assistant::<answer>4</answer>", "user::Critic, what do you think?", "assistant:critic:Correct, and well formatted."}
 	if strings.Join(texts, "|") != strings.Join(want, "|") {
 		t.Fatalf("notes transcript = %q", texts)
+	}
+}
+
+// A reply the mock cut at max_tokens counts on the working copy its call
+// was made on, in the tree page and in the dialog's node; every node has
+// the key.
+func TestMaxTokensCutCounted(t *testing.T) {
+	const cutConfig = `tactic_type: chat
+global:
+  model_name: mock/demo
+  model_args: {max_tokens: 3}
+agent_configs:
+  - name: assistant
+    system_prompt: You are concise.
+mock:
+  replies:
+    - text: "Paris is the capital of France, on the Seine."
+`
+	path := filepath.Join(t.TempDir(), "cut.yaml")
+	if err := os.WriteFile(path, []byte(cutConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	res, err := tactics.Run(t.Context(), cfg, "Capital of France?", tactics.RunOptions{LogDir: root})
+	if err != nil || res.Status != logs.StatusOK {
+		t.Fatalf("run: %v %+v", err, res)
+	}
+	h := New(root, Options{})
+	var roots treePage
+	body := get(t, h, "/api/runs/"+res.RunID+"/tree", 200, &roots)
+	if len(roots.Nodes) != 1 || roots.Nodes[0].MaxTokensCut != 0 || !strings.Contains(body, `"max_tokens_cut":0`) {
+		t.Fatalf("roots: %s", body)
+	}
+	var kids treePage
+	body = get(t, h, "/api/runs/"+res.RunID+"/tree?parent="+roots.Nodes[0].ID, 200, &kids)
+	if len(kids.Nodes) != 1 || kids.Nodes[0].ModelCalls != 1 || kids.Nodes[0].MaxTokensCut != 1 || !strings.Contains(body, `"max_tokens_cut":1`) {
+		t.Fatalf("the working copy: %s", body)
+	}
+	var info dialogInfo
+	get(t, h, "/api/runs/"+res.RunID+"/dialogs/"+kids.Nodes[0].ID, 200, &info)
+	if info.Node.MaxTokensCut != 1 || len(info.Ancestors) != 1 || info.Ancestors[0].MaxTokensCut != 0 {
+		t.Fatalf("the working copy's dialog: %+v", info)
 	}
 }
 

@@ -38,6 +38,8 @@ async function api(path) {
 
 const enc = encodeURIComponent;
 const short = (id) => (id || '').slice(0, 8);
+// cutText says how many replies were cut at max_tokens: "1 reply cut at max_tokens".
+const cutText = (n) => `${n} repl${n > 1 ? 'ies' : 'y'} cut at max_tokens`;
 
 // fill replaces the children of e, skipping empty ones.
 function fill(e, ...children) {
@@ -395,6 +397,9 @@ class RunView {
     if (n.call_errors > 0) {
       badges.push(el('span', { class: 'badge bad call-errors', title: n.last_error || '', text: `${n.call_errors} failed call${n.call_errors > 1 ? 's' : ''}` }));
     }
+    if (n.max_tokens_cut > 0) {
+      badges.push(el('span', { class: 'badge warn max-tokens-cut', title: 'the model stopped at max_tokens (model_args): a reply is incomplete', text: cutText(n.max_tokens_cut) }));
+    }
     fill(it.label, 
       el('span', { class: 'id mono', text: short(n.id) }), ' ',
       el('b', { text: n.owner }), ' ',
@@ -504,7 +509,8 @@ class Transcript {
         n.parent_id ? el('span', {}, `fork at ${n.split_point}` + (n.last_n ? ` (first ${n.first_k} + last ${n.last_n} of ${n.parent_len})` : '') + ' of ', ...path.flatMap((p, i) => i ? [' / ', p] : [p])) : el('span', { text: 'root dialog' }),
         n.model_calls ? el('span', { text: `${n.model_calls} model calls` }) : null,
         n.outcome ? el('span', { class: n.failed ? 'badge bad' : 'badge', text: `attempt: ${n.outcome}` }) : null),
-      n.call_errors ? el('div', { class: 'error', text: `${n.call_errors} model call${n.call_errors > 1 ? 's' : ''} failed on this dialog; last: ${n.last_error}` }) : null);
+      n.call_errors ? el('div', { class: 'error', text: `${n.call_errors} model call${n.call_errors > 1 ? 's' : ''} failed on this dialog; last: ${n.last_error}` }) : null,
+      n.max_tokens_cut ? el('div', { class: 'warning max-tokens-cut', text: `${cutText(n.max_tokens_cut)} on this dialog: the model stopped mid-answer (raise max_tokens in model_args for whole replies)` }) : null);
     this.updateWindow();
   }
 

@@ -39,18 +39,20 @@ them when last_n is 0). Tokens and dollars show when the dialog's messages
 record any. Forks are indented under their parent, roots in the order they
 were opened and forks in the order they were made.
 
-Model calls that failed and were made again show as "retried=N". A failed
-attempt ends with "✗ failed:" and the reason. An agent answers on a
-working copy of its dialog, "ALIAS#1"; a reply that fails to parse is retried
-on "ALIAS#2", forked from the first, and so on. A working copy whose reply was
-not kept (it did not parse, or its model call failed) is a failed attempt.
+Model calls that failed and were made again show as "retried=N", and
+replies cut at max_tokens as "max_tokens_cut=N". A failed attempt ends with
+"✗ failed:" and the reason. An agent answers on a working copy of its
+dialog, "ALIAS#1"; a reply that fails to parse is retried on "ALIAS#2",
+forked from the first, and so on. A working copy whose reply was not kept
+(it did not parse, or its model call failed) is a failed attempt.
 
 --format (-o) picks the output:
   text     the indented lines above
   json     {"run_id", "dir", "dialogs"}: the same tree as nested objects,
            with full ids, the tokens and dollars of each dialog's own
            messages ("cost"), its model calls ("model_calls", "call_errors",
-           "call_cost") and "failed"/"fail_reason"; with --flat the
+           "max_tokens_cut": the replies cut at max_tokens, "call_cost")
+           and "failed"/"fail_reason"; with --flat the
            dialogs are a flat list instead, one a line, parents first,
            each with its "parent" in the list (none for the ones it starts from)
            and no "children": a chain of forks of any length nests no
