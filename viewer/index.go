@@ -193,11 +193,16 @@ func (ix *index) scan(ctx context.Context, f *os.File) error {
 }
 
 // mayBeCut reports whether a model_call record may say its reply was cut
-// at max_tokens (logs.ModelCall.CutAtMaxTokens): whether it has a
-// finish_reason and one of the spellings of a cut as a JSON string.
+// at max_tokens (logs.ModelCall.CutAtMaxTokens): whether its finish_reason
+// starts like one of the spellings of a cut. A look, not a parse: the
+// record is decoded when it says yes.
 func mayBeCut(rec []byte) bool {
-	return bytes.Contains(rec, []byte(`"finish_reason"`)) &&
-		(bytes.Contains(rec, []byte(`"length"`)) || bytes.Contains(rec, []byte(`"max_tokens"`)) || bytes.Contains(rec, []byte(`"MAX_TOKENS"`)))
+	_, v, ok := bytes.Cut(rec, []byte(`"finish_reason"`))
+	if !ok {
+		return false
+	}
+	v = bytes.TrimLeft(v, " \t\r\n:")
+	return bytes.HasPrefix(v, []byte(`"length"`)) || bytes.HasPrefix(v, []byte(`"max_tokens"`)) || bytes.HasPrefix(v, []byte(`"MAX_TOKENS"`))
 }
 
 // add indexes one whole line found at file offset off.

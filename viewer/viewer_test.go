@@ -848,3 +848,20 @@ func TestRunRefErrors(t *testing.T) {
 		t.Errorf("no such run: %q", none.Error)
 	}
 }
+
+// The index decodes a model call for its finish reason only when the
+// reason may be a cut, not whenever the record mentions max_tokens.
+func TestMayBeCut(t *testing.T) {
+	for rec, want := range map[string]bool{
+		`{"finish_reason":"length","usage":{}}`:                true,
+		`{"finish_reason": "max_tokens"}`:                      true,
+		`{"finish_reason":"MAX_TOKENS"}`:                       true,
+		`{"params":{"max_tokens":5},"finish_reason":"stop"}`:   false,
+		`{"params":{"max_tokens":5},"text":"length"}`:          false,
+		`{"finish_reason":"end_turn","text":"\"max_tokens\""}`: false,
+	} {
+		if got := mayBeCut([]byte(rec)); got != want {
+			t.Errorf("%s: %v, want %v", rec, got, want)
+		}
+	}
+}
