@@ -151,7 +151,7 @@ func TestChatTerminalEditingAndHistory(t *testing.T) {
 	}
 	history := isolateCache(t)
 	srv := serveFixture(t, t.TempDir())
-	addr := strings.TrimPrefix(srv.URL, "http://")
+	addr := addrOf(srv)
 
 	p := startPtyChat(t, "assistant", "--sender", "alice", "--addr", addr)
 	at := p.prompt(p.waitFor(0, "Talking with assistant"))
@@ -229,7 +229,7 @@ func TestChatTerminalNoHistory(t *testing.T) {
 	}
 	history := isolateCache(t)
 	srv := serveFixture(t, t.TempDir())
-	addr := strings.TrimPrefix(srv.URL, "http://")
+	addr := addrOf(srv)
 	p := startPtyChat(t, "assistant", "--sender", "bob", "--addr", addr, "--no-history")
 	at := p.prompt(p.waitFor(0, "Talking with assistant"))
 	p.type_("never sent\x03")
@@ -269,7 +269,7 @@ func TestChatTerminalHistoryPerAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := serveFixture(t, t.TempDir())
-	addr := strings.TrimPrefix(srv.URL, "http://")
+	addr := addrOf(srv)
 
 	p := startPtyChat(t, "critic", "--sender", "alice", "--addr", addr)
 	at := p.prompt(p.waitFor(0, "Talking with critic"))
@@ -306,15 +306,8 @@ func TestChatTerminalHistoryPerAgent(t *testing.T) {
 // slowServer serves an assistant whose replies take latency to come.
 func slowServer(t *testing.T, latency string) *httptest.Server {
 	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "serve.yaml")
-	cfgText := "tactic_type: serve\nglobal: {model_name: mock/slow}\nmock: {latency: " + latency + "}\n" +
-		"agent_configs: [{name: assistant, system_prompt: Help.}]\n"
-	if err := os.WriteFile(path, []byte(cfgText), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	srv, _ := serveConfigAt(t, path, filepath.Join(dir, "data"), 10*time.Second)
-	return srv
+	return serveText(t, "tactic_type: serve\nglobal: {model_name: mock/slow}\nmock: {latency: "+latency+"}\n"+
+		"agent_configs: [{name: assistant, system_prompt: Help.}]\n")
 }
 
 // While a reply streams there is no prompt, and a line typed then (which
@@ -325,7 +318,7 @@ func TestChatTerminalKillWhileStreaming(t *testing.T) {
 	}
 	history := isolateCache(t)
 	srv := slowServer(t, "30s")
-	addr := strings.TrimPrefix(srv.URL, "http://")
+	addr := addrOf(srv)
 	p := startPtyChat(t, "assistant", "--sender", "carol", "--addr", addr)
 	at := p.prompt(p.waitFor(0, "Talking with assistant"))
 	p.type_("take your time\r")
@@ -356,7 +349,7 @@ func TestChatTerminalKillWhileStreaming(t *testing.T) {
 func TestChatPipedKeepsNoHistory(t *testing.T) {
 	history := isolateCache(t)
 	srv := serveFixture(t, t.TempDir())
-	addr := strings.TrimPrefix(srv.URL, "http://")
+	addr := addrOf(srv)
 	code, out, errs := chatRun(t, "hello\n", "assistant", "--addr", addr)
 	if code != 0 || !strings.Contains(out, "assistant: mock reply to: hello") || strings.Contains(out, chatPrompt) {
 		t.Fatalf("exit %d\n%q\n%q", code, out, errs)

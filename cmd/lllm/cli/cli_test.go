@@ -16,10 +16,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
-
 	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/logs"
+	"github.com/spf13/cobra"
 )
 
 // result is what one run of the command line did.
@@ -160,402 +159,6 @@ func newFixture(t *testing.T, root string) *fixture {
 }
 
 func short(d *dialog.Dialog) string { return d.ID()[:8] }
-
-func TestTreeText(t *testing.T) {
-	f := newFixture(t, t.TempDir())
-	r := lllm(t, "tree", f.runID, "--log-dir", f.root)
-	if r.code != 0 || r.stderr != "" {
-		t.Fatalf("tree failed:\n%v", r)
-	}
-	want := []string{
-		fmt.Sprintf("[%s] owner=coder alias=main msgs=4 tokens=120 usd=$0.0012", short(f.main)),
-		fmt.Sprintf("  [%s] owner=coder alias=draft msgs=4 split@3 (last_n=2, first_k=1)", short(f.draft)),
-		fmt.Sprintf("    [%s] owner=coder msgs=5 split@4 (last_n=0, first_k=0)", short(f.grand)),
-		fmt.Sprintf("  [%s] owner=coder msgs=6 split@4 (last_n=0, first_k=0) tokens=55 usd=$0.0005", short(f.tools)),
-		fmt.Sprintf("[%s] owner=judge msgs=1", short(f.judge)),
-	}
-	if got := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n"); !slices.Equal(got, want) {
-		t.Errorf("tree:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-
-	// The same run by "latest", by its run directory and by its suffix.
-	for _, ref := range []string{"latest", filepath.Join(f.root, f.runID), f.runID[len(f.runID)-6:]} {
-		if r2 := lllm(t, "tree", ref, "--log-dir", f.root); r2.stdout != r.stdout {
-			t.Errorf("tree %s:\n%v\nwant the same as by id", ref, r2)
-		}
-	}
-}
-
-func TestTreeDialogAndDepth(t *testing.T) {
-	f := newFixture(t, t.TempDir())
-	tests := []struct {
-		args []string
-		want []string
-	}{
-		{[]string{"--depth", "0"}, []string{
-			fmt.Sprintf("[%s] owner=coder alias=main msgs=4 tokens=120 usd=$0.0012", short(f.main)),
-			fmt.Sprintf("[%s] owner=judge msgs=1", short(f.judge)),
-		}},
-		{[]string{"--depth", "1"}, []string{
-			fmt.Sprintf("[%s] owner=coder alias=main msgs=4 tokens=120 usd=$0.0012", short(f.main)),
-			fmt.Sprintf("  [%s] owner=coder alias=draft msgs=4 split@3 (last_n=2, first_k=1)", short(f.draft)),
-			fmt.Sprintf("  [%s] owner=coder msgs=6 split@4 (last_n=0, first_k=0) tokens=55 usd=$0.0005", short(f.tools)),
-			fmt.Sprintf("[%s] owner=judge msgs=1", short(f.judge)),
-		}},
-		// A subtree starts unindented, by full id or by prefix.
-		{[]string{"--dialog", f.draft.ID()}, []string{
-			fmt.Sprintf("[%s] owner=coder alias=draft msgs=4 split@3 (last_n=2, first_k=1)", short(f.draft)),
-			fmt.Sprintf("  [%s] owner=coder msgs=5 split@4 (last_n=0, first_k=0)", short(f.grand)),
-		}},
-		{[]string{"--dialog", short(f.draft), "--depth", "0"}, []string{
-			fmt.Sprintf("[%s] owner=coder alias=draft msgs=4 split@3 (last_n=2, first_k=1)", short(f.draft)),
-		}},
-		{[]string{"--dialog", short(f.tools), "--depth", "-1"}, []string{
-			fmt.Sprintf("[%s] owner=coder msgs=6 split@4 (last_n=0, first_k=0) tokens=55 usd=$0.0005", short(f.tools)),
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			r := lllm(t, append([]string{"tree", f.runID, "--log-dir", f.root}, tt.args...)...)
-			if r.code != 0 {
-				t.Fatalf("%v", r)
-			}
-			if got := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n"); !slices.Equal(got, tt.want) {
-				t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
-			}
-		})
-	}
-
-	r := lllm(t, "tree", f.runID, "--log-dir", f.root, "--dialog", "ffffffffff")
-	wantError(t, r, ExitError, `"ffffffffff"`, f.runID, "lllm tree "+f.runID)
-}
-
-type treeNodeJSON struct {
-	ID         string         `json:"id"`
-	Owner      string         `json:"owner"`
-	Alias      string         `json:"alias"`
-	ParentID   string         `json:"parent_id"`
-	SplitPoint int            `json:"split_point"`
-	LastN      int            `json:"last_n"`
-	FirstK     int            `json:"first_k"`
-	Depth      int            `json:"depth"`
-	Messages   int            `json:"messages"`
-	Children   []treeNodeJSON `json:"children"`
-	Cost       dialog.Cost    `json:"cost"`
-}
-
-func TestTreeJSON(t *testing.T) {
-	f := newFixture(t, t.TempDir())
-	r := lllm(t, "tree", "latest", "--log-dir", f.root, "--format", "json")
-	if r.code != 0 {
-		t.Fatalf("%v", r)
-	}
-	var got struct {
-		RunID   string         `json:"run_id"`
-		Dir     string         `json:"dir"`
-		Dialogs []treeNodeJSON `json:"dialogs"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, r.stdout)
-	}
-	if got.RunID != f.runID || got.Dir != filepath.Join(f.root, f.runID) {
-		t.Errorf("run_id %q, dir %q, want %q in %s", got.RunID, got.Dir, f.runID, f.root)
-	}
-	if len(got.Dialogs) != 2 || got.Dialogs[0].ID != f.main.ID() || got.Dialogs[1].ID != f.judge.ID() {
-		t.Fatalf("roots %+v, want main then judge", got.Dialogs)
-	}
-	main := got.Dialogs[0]
-	if main.Owner != "coder" || main.Alias != "main" || main.ParentID != "" || main.Messages != 4 || main.Depth != 0 ||
-		main.Cost.USD != 0.0012 || main.Cost.Total() != 120 {
-		t.Errorf("main node %+v", main)
-	}
-	if len(main.Children) != 2 {
-		t.Fatalf("main has %d children, want 2", len(main.Children))
-	}
-	draft, tools := main.Children[0], main.Children[1]
-	if draft.ID != f.draft.ID() || draft.ParentID != f.main.ID() || draft.SplitPoint != 3 || draft.LastN != 2 ||
-		draft.FirstK != 1 || draft.Depth != 1 || draft.Messages != 4 || draft.Alias != "draft" {
-		t.Errorf("draft node %+v", draft)
-	}
-	if tools.ID != f.tools.ID() || tools.Messages != 6 || len(tools.Children) != 0 {
-		t.Errorf("tools node %+v", tools)
-	}
-	if len(draft.Children) != 1 || draft.Children[0].ID != f.grand.ID() || draft.Children[0].Depth != 2 {
-		t.Errorf("draft's children %+v, want grand at depth 2", draft.Children)
-	}
-
-	// Every key is there, children an array even when empty.
-	var raw struct {
-		Dialogs []map[string]json.RawMessage `json:"dialogs"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil {
-		t.Fatal(err)
-	}
-	judge := raw.Dialogs[1]
-	for _, k := range []string{"id", "owner", "alias", "parent_id", "split_point", "last_n", "first_k", "depth", "messages", "children", "cost"} {
-		if _, ok := judge[k]; !ok {
-			t.Errorf("judge node lacks %q: %v", k, judge)
-		}
-	}
-	if string(judge["children"]) != "[]" {
-		t.Errorf("judge children = %s, want []", judge["children"])
-	}
-	if !strings.HasPrefix(r.stdout, "{\n  \"run_id\"") {
-		t.Errorf("JSON is not pretty-printed:\n%s", r.stdout)
-	}
-
-	// --dialog and --depth apply to JSON too.
-	r = lllm(t, "tree", f.runID, "--log-dir", f.root, "-o", "json", "--dialog", short(f.draft), "--depth", "0")
-	got.Dialogs = nil
-	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
-		t.Fatalf("%v\n%v", err, r)
-	}
-	if len(got.Dialogs) != 1 || got.Dialogs[0].ID != f.draft.ID() || len(got.Dialogs[0].Children) != 0 {
-		t.Errorf("subtree JSON %+v, want only draft", got.Dialogs)
-	}
-}
-
-func TestShowText(t *testing.T) {
-	f := newFixture(t, t.TempDir())
-	r := lllm(t, "show", f.runID, "--log-dir", f.root)
-	if r.code != 0 || r.stderr != "" {
-		t.Fatalf("%v", r)
-	}
-	// Headers in tree order.
-	headers := []string{
-		fmt.Sprintf("── dialog %s owner=coder alias=main ──", short(f.main)),
-		fmt.Sprintf("── dialog %s owner=coder alias=draft (fork of %s at 3: first 1 + last 2 of 4) ──", short(f.draft), short(f.main)),
-		fmt.Sprintf("── dialog %s owner=coder (fork of %s at 4) ──", short(f.grand), short(f.draft)),
-		fmt.Sprintf("── dialog %s owner=coder (fork of %s at 4) ──", short(f.tools), short(f.main)),
-		fmt.Sprintf("── dialog %s owner=judge ──", short(f.judge)),
-	}
-	var gotHeaders []string
-	for _, l := range strings.Split(r.stdout, "\n") {
-		if strings.HasPrefix(l, "── ") {
-			gotHeaders = append(gotHeaders, l)
-		}
-	}
-	if !slices.Equal(gotHeaders, headers) {
-		t.Errorf("headers:\n%s\nwant:\n%s", strings.Join(gotHeaders, "\n"), strings.Join(headers, "\n"))
-	}
-
-	mainTranscript := strings.Join([]string{
-		headers[0],
-		"[0] system: You are a coder.",
-		"[1] user: What is 2+2?",
-		"[2] assistant coder: <answer>4</answer>",
-		`    parsed: {"answer":"4"}`,
-		"    (model=m1 in=100 out=20 usd=$0.0012)",
-		"[3] user:",
-		"    line one",
-		"    line two",
-		"",
-	}, "\n")
-	if !strings.HasPrefix(r.stdout, mainTranscript) {
-		t.Errorf("show starts:\n%s\nwant:\n%s", r.stdout[:min(len(r.stdout), len(mainTranscript)+200)], mainTranscript)
-	}
-	// A blank line between transcripts.
-	if !strings.Contains(r.stdout, "    line two\n\n"+headers[1]+"\n") {
-		t.Errorf("no blank line before the draft's header:\n%s", r.stdout)
-	}
-	toolsTranscript := strings.Join([]string{
-		"[4] tool_call coder:",
-		`    → search({"q":"x"}) [call_1]`,
-		"      ← found x",
-		"    (in=50 out=5 usd=$0.0005)",
-		"[5] tool search (call call_1): found x",
-	}, "\n")
-	if !strings.Contains(r.stdout, toolsTranscript) {
-		t.Errorf("show lacks the tool call:\n%s\nin:\n%s", toolsTranscript, r.stdout)
-	}
-	image := strings.Join([]string{
-		"[4] user:",
-		"    the loss curve",
-		fmt.Sprintf("    [image image/png, %d bytes]", f.imageBytes),
-	}, "\n")
-	if !strings.Contains(r.stdout, image) {
-		t.Errorf("show lacks the image:\n%s\nin:\n%s", image, r.stdout)
-	}
-	// The draft keeps the system prompt and the last two messages.
-	draft := strings.Join([]string{
-		headers[1],
-		"[0] system: You are a coder.",
-		"[1] assistant coder: <answer>4</answer>",
-	}, "\n")
-	if !strings.Contains(r.stdout, draft) {
-		t.Errorf("show lacks the draft's start:\n%s", draft)
-	}
-
-	// One dialog, by prefix.
-	r = lllm(t, "show", f.runID, short(f.judge), "--log-dir", f.root)
-	if want := headers[4] + "\n[0] user: Judge this.\n"; r.code != 0 || r.stdout != want {
-		t.Errorf("show judge:\n%v\nwant stdout:\n%s", r, want)
-	}
-}
-
-func TestShowJSON(t *testing.T) {
-	f := newFixture(t, t.TempDir())
-	r := lllm(t, "show", f.runID, "--log-dir", f.root, "-o", "json")
-	if r.code != 0 {
-		t.Fatalf("%v", r)
-	}
-	var got []struct {
-		RunID    string            `json:"run_id"`
-		Node     dialog.TreeNode   `json:"node"`
-		Messages []*dialog.Message `json:"messages"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, r.stdout)
-	}
-	wantIDs := []string{f.main.ID(), f.draft.ID(), f.grand.ID(), f.tools.ID(), f.judge.ID()}
-	var ids []string
-	for _, d := range got {
-		ids = append(ids, d.Node.ID)
-		if d.RunID != f.runID {
-			t.Errorf("dialog %s: run_id %q, want %q", d.Node.ID, d.RunID, f.runID)
-		}
-	}
-	if !slices.Equal(ids, wantIDs) {
-		t.Fatalf("dialogs %v, want %v", ids, wantIDs)
-	}
-	if len(got[0].Messages) != 4 || got[0].Messages[2].Content != "<answer>4</answer>" || got[0].Messages[2].Usage.InputTokens != 100 {
-		t.Errorf("main messages %+v", got[0].Messages)
-	}
-	var parsed map[string]string
-	if err := got[0].Messages[2].ParsedInto(&parsed); err != nil || parsed["answer"] != "4" {
-		t.Errorf("parsed %v, %v", parsed, err)
-	}
-	if img := got[2].Messages[4].Parts; len(img) != 2 || img[1].Image == nil || len(img[1].Image.Data) != f.imageBytes {
-		t.Errorf("image message parts %+v", img)
-	}
-
-	r = lllm(t, "show", f.runID, f.tools.ID(), "--log-dir", f.root, "--output", "json")
-	got = nil
-	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
-		t.Fatalf("%v\n%v", err, r)
-	}
-	if len(got) != 1 || got[0].Node.ID != f.tools.ID() || len(got[0].Messages) != 6 ||
-		got[0].Messages[4].FunctionCalls[0].Name != "search" {
-		t.Errorf("show one dialog as JSON: %+v", got)
-	}
-}
-
-func TestShowUnknownDialog(t *testing.T) {
-	f := newFixture(t, t.TempDir())
-	r := lllm(t, "show", "latest", "0123456789", "--log-dir", f.root)
-	wantError(t, r, ExitError, `"0123456789"`, "lllm tree latest --log-dir "+f.root)
-}
-
-func TestRuns(t *testing.T) {
-	root := t.TempDir()
-	ok := newFixture(t, root)
-
-	// A failed run, and one still running (no run_end).
-	w, failed, err := logs.Create(root, logs.RunStart{Tactic: "broken"}, logs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Finish(logs.RunEnd{Status: logs.StatusFailed, Error: "boom"}); err != nil {
-		t.Fatal(err)
-	}
-	w, running, err := logs.Create(root, logs.RunStart{Tactic: "slow"}, logs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() }) // still being written while lllm runs looks
-	// One whose log is not ours; it sorts last.
-	junk := filepath.Join(root, "99991231T000000.000000Z-junk00")
-	if err := os.Mkdir(junk, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(junk, logs.EventsFile), []byte("hello world\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-
-	r := lllm(t, "runs", "--log-dir", root)
-	if r.code != 0 {
-		t.Fatalf("%v", r)
-	}
-	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
-	if len(lines) != 5 {
-		t.Fatalf("want a header and 4 rows:\n%s", r.stdout)
-	}
-	if h := strings.Fields(lines[0]); !slices.Equal(h, []string{"ID", "TACTIC", "STATUS", "STARTED", "DURATION", "DIALOGS", "MODEL", "CALLS", "TOKENS", "COST", "TASK"}) {
-		t.Errorf("header %q", lines[0])
-	}
-	for i, l := range lines {
-		if strings.TrimRight(l, " ") != l {
-			t.Errorf("line %d has trailing spaces: %q", i, l)
-		}
-	}
-	// Newest last; the columns line up under the header.
-	col := strings.Index(lines[0], "STATUS")
-	for i, want := range []struct{ id, tactic, status string }{
-		{ok.runID, "fixture", "ok"}, {failed.ID, "broken", "failed"}, {running.ID, "slow", "running"},
-		{filepath.Base(junk), "-", "unreadable"},
-	} {
-		fs := strings.Fields(lines[i+1])
-		if fs[0] != want.id || fs[1] != want.tactic || fs[2] != want.status {
-			t.Errorf("row %d = %q, want %s %s %s", i, lines[i+1], want.id, want.tactic, want.status)
-		}
-		if !strings.HasPrefix(lines[i+1][col:], want.status) {
-			t.Errorf("row %d: status not under STATUS: %q", i, lines[i+1])
-		}
-	}
-	if fs := strings.Fields(lines[1]); !slices.Equal(fs[6:10], []string{"5", "2", "175", "$0.0017"}) {
-		t.Errorf("ok row totals %q, want 5 dialogs, 2 calls, 175 tokens, $0.0017", lines[1])
-	}
-	if fs := strings.Fields(lines[3]); !slices.Equal(fs[5:10], []string{"-", "-", "-", "-", "-"}) {
-		t.Errorf("running row %q, want no duration or totals", lines[3])
-	}
-	if !strings.Contains(r.stderr, "lllm: warning: run "+filepath.Base(junk)+" is unreadable") {
-		t.Errorf("stderr does not warn about the unreadable run:\n%s", r.stderr)
-	}
-
-	r = lllm(t, "runs", "--log-dir", root, "-o", "json")
-	var got []struct {
-		RunID                      string `json:"run_id"`
-		Dir, Tactic, Status, Error string
-		DurationMS                 *float64 `json:"duration_ms"`
-		Totals                     *logs.Totals
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
-		t.Fatalf("not JSON: %v\n%v", err, r)
-	}
-	if len(got) != 4 {
-		t.Fatalf("%d runs, want 4: %+v", len(got), got)
-	}
-	if g := got[0]; g.RunID != ok.runID || g.Status != "ok" || g.Tactic != "fixture" || g.Totals == nil ||
-		g.Totals.Dialogs != 5 || g.Totals.Cost.USD != 0.0017 || g.DurationMS == nil || g.Dir != filepath.Join(root, ok.runID) {
-		t.Errorf("ok run %+v", g)
-	}
-	if g := got[1]; g.Status != "failed" || g.Error != "boom" {
-		t.Errorf("failed run %+v", g)
-	}
-	if g := got[2]; g.Status != "running" || g.Totals != nil || g.DurationMS != nil {
-		t.Errorf("running run %+v", g)
-	}
-	if g := got[3]; g.Status != "unreadable" || !strings.Contains(g.Error, filepath.Join(junk, logs.EventsFile)) {
-		t.Errorf("unreadable run %+v", g)
-	}
-}
-
-func TestRunsNone(t *testing.T) {
-	missing := filepath.Join(t.TempDir(), "missing")
-	for dir, note := range map[string]string{t.TempDir(): "", missing: " (it does not exist; runs go under --log-dir, ./logs by default)"} {
-		r := lllm(t, "runs", "--log-dir", dir)
-		if r.code != 0 || r.stdout != "" || r.stderr != "no runs under "+dir+note+"\n" {
-			t.Errorf("runs in an empty log root:\n%v", r)
-		}
-		r = lllm(t, "runs", "--log-dir", dir, "-o", "json")
-		if r.code != 0 || r.stdout != "[]\n" {
-			t.Errorf("runs -o json in an empty log root:\n%v", r)
-		}
-	}
-	if _, err := os.Stat(missing); err == nil {
-		t.Error("runs created the log root")
-	}
-}
 
 // snapshot lists every file under root with its size.
 func snapshot(t *testing.T, root string) []string {
@@ -761,5 +364,34 @@ func TestEveryCommandDocumented(t *testing.T) {
 	check(NewRootCmd())
 	if n < 6 {
 		t.Errorf("checked only %d commands", n)
+	}
+}
+
+// An empty RUN is a usage mistake: every command taking one exits with
+// ExitUsage, says that no run was given, and writes nothing on stdout.
+func TestEmptyRunIsUsageError(t *testing.T) {
+	logDir, _ := runConfig(t, retryConfig, "What is 3+4?")
+	msg := strings.TrimPrefix(logs.ErrNoRun.Error(), "logs: ")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tree", ""}, msg},
+		{[]string{"tree", "", "-o", "json"}, msg},
+		{[]string{"show", ""}, msg},
+		{[]string{"show", "", "abc"}, msg},
+		{[]string{"replay", ""}, msg},
+		{[]string{"diff", "", "latest"}, "run A: " + msg},
+		{[]string{"diff", "latest", ""}, "run B: " + msg},
+		{[]string{"export", ""}, msg},
+		{[]string{"export", "latest", ""}, msg},
+		{[]string{"show", "latest", ""}, "the DIALOG_ID given is empty: give one, or leave it out"},
+		{[]string{"show", "latest", " "}, "the DIALOG_ID given is empty: give one, or leave it out"},
+	} {
+		r := lllm(t, append(tt.args, "--log-dir", logDir)...)
+		first, _, _ := strings.Cut(r.stderr, "\n")
+		if r.code != ExitUsage || r.stdout != "" || first != "lllm: "+tt.want {
+			t.Errorf("lllm %q: %v\nwant exit %d and %q", tt.args, r, ExitUsage, "lllm: "+tt.want)
+		}
 	}
 }

@@ -2,11 +2,14 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -813,5 +816,291 @@ func TestExportRunsSkipsReplays(t *testing.T) {
 	// A replay named as a RUN is exported: it was asked for.
 	if _, lines, _ = exportLines(t, "latest", "--log-dir", root); len(lines) != 1 {
 		t.Errorf("latest (the replay): %q", lines)
+	}
+}
+
+// An export's -O FILE gets the mode any new file gets (os.Create's 0666
+// less the umask), not a temporary file's 0600, and a FILE it replaces
+// keeps its mode.
+func TestExportFileMode(t *testing.T) {
+	dir := t.TempDir()
+	logDir := filepath.Join(dir, "logs")
+	exportRunID(t, "run", ctConfig("quickstart.yaml"), "--task", "Name a prime number above 10.", "--log-dir", logDir)
+
+	probe, err := os.Create(filepath.Join(dir, "probe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe.Close()
+	st, err := os.Stat(probe.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := st.Mode().Perm()
+
+	out := filepath.Join(dir, "out", "train.jsonl")
+	if r := lllm(t, "export", "latest", "--log-dir", logDir, "-O", out); r.code != 0 {
+		t.Fatalf("export:\n%v", r)
+	}
+	if st, err := os.Stat(out); err != nil || st.Mode().Perm() != want {
+		t.Errorf("a new -O file: %v, %v; want mode %v as os.Create gives", st.Mode().Perm(), err, want)
+	}
+
+	if runtime.GOOS == "windows" {
+		return // no permission bits beyond read-only
+	}
+	if err := os.Chmod(out, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if r := lllm(t, "export", "latest", "--log-dir", logDir, "-O", out); r.code != 0 {
+		t.Fatalf("export again:\n%v", r)
+	}
+	if st, err := os.Stat(out); err != nil || st.Mode().Perm() != 0o640 {
+		t.Errorf("a replaced -O file: %v, %v; want its mode 0640 kept", st.Mode().Perm(), err)
+	}
+	if entries, err := os.ReadDir(filepath.Dir(out)); err != nil || len(entries) != 1 {
+		t.Errorf("beside the export: %v, %v; want it alone", entries, err)
+	}
+}
+
+// lllm export --sweep reads no run log outside the sweep's runs/: a
+// samples file whose run_dir climbs out (hand-edited or hostile) is an
+// error naming the run_dir, not an export of whatever it points to.
+func TestExportSweepRefusesRunDirOutside(t *testing.T) {
+	f := newExportFixture(t)
+	var fr *sweep.Record
+	if _, err := sweep.EachRecord(f.sweepDir, func(r *sweep.Record) error {
+		if r.Row == "fr" {
+			fr = r
+		}
+		return nil
+	}); err != nil || fr == nil {
+		t.Fatalf("no record of row fr (%v)", err)
+	}
+	// The run log, copied outside the sweep directory, and the record
+	// pointed there.
+	outside := filepath.Join(f.dir, "elsewhere")
+	if err := os.CopyFS(outside, os.DirFS(filepath.Join(f.sweepDir, fr.RunDir))); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(f.sweepDir, outside)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(f.sweepDir, sweep.SamplesFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := `"run_dir":"` + fr.RunDir + `"`
+	if !strings.Contains(string(b), old) {
+		t.Fatalf("%s has no %s", path, old)
+	}
+	bad := filepath.ToSlash(rel)
+	if err := os.WriteFile(path, []byte(strings.Replace(string(b), old, `"run_dir":"`+bad+`"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	r := lllm(t, "export", "--sweep", f.sweepDir, "-O", out)
+	wantError(t, r, ExitError, `run_dir "`+bad+`"`, "sample fr", "runs/")
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("an export that failed wrote %s", out)
+	}
+}
+
+// TestExportSweepOnlyWhatReportCounts: lllm export --sweep exports the
+// samples lllm sweep report counts, and no others. After a row is removed,
+// another is changed (and its new run fails on the provider, so its old
+// record still stands) and the repeats are cut from 2 to 1, the samples of
+// the old rows and of the dropped repeat are outdated: the report leaves
+// them out, and so does the export, which counts them in its summary.
+func TestExportSweepOnlyWhatReportCounts(t *testing.T) {
+	dir := t.TempDir()
+	logDir := filepath.Join(dir, "logs")
+	ctWrite(t, filepath.Join(dir, "chat.yaml"), `tactic_type: chat
+global: {model_name: mock/demo}
+agent_configs:
+  - name: assistant
+    system_prompt: You answer in one word.
+mock:
+  rules:
+    - match: Boom
+      reply: {error: bad_request}
+`)
+	rows := filepath.Join(dir, "rows.jsonl")
+	ctWrite(t, rows, `{"id": "a", "input": "Say a.", "expected": "a"}
+{"id": "b", "input": "Say b.", "expected": "b"}
+{"id": "c", "input": "Say c.", "expected": "c"}
+`)
+	spec := filepath.Join(dir, "spec.yaml")
+	ctWrite(t, spec, "name: outdated\nconfig: chat.yaml\ndataset: rows.jsonl\nrepeats: 2\nscorers: [{type: contains, name: mentions}]\n")
+	if r := lllm(t, "sweep", spec, "--log-dir", logDir); r.code != 0 {
+		t.Fatalf("first run:\n%v", r)
+	}
+	sweepDir := filepath.Join(logDir, "sweeps", "outdated")
+	_, lines, _ := exportLines(t, "--sweep", sweepDir)
+	if len(lines) != 6 {
+		t.Fatalf("before the change: %d lines, want the 6 samples", len(lines))
+	}
+
+	// Row c removed, row b changed into one the provider refuses, one
+	// repeat. The run of b fails (it is left to retry); its old record
+	// succeeded, so it stands for the sample, but for the row as it was.
+	ctWrite(t, rows, `{"id": "a", "input": "Say a.", "expected": "a"}
+{"id": "b", "input": "Boom b.", "expected": "b"}
+`)
+	ctWrite(t, spec, "name: outdated\nconfig: chat.yaml\ndataset: rows.jsonl\nrepeats: 1\nscorers: [{type: contains, name: mentions}]\n")
+	r := lllm(t, "sweep", spec, "--log-dir", logDir, "-o", "json")
+	var second struct {
+		Ran int `json:"ran"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &second); err != nil || r.code == ExitUsage || second.Ran != 1 {
+		t.Fatalf("second run: want it to run sample b again (and fail): %v\n%v", err, r)
+	}
+
+	r = lllm(t, "sweep", "report", sweepDir, "-o", "json")
+	if r.code != 0 {
+		t.Fatalf("report:\n%v", r)
+	}
+	rep := decodeJSON[sweepJSON](t, r.stdout)
+	counted := 0
+	for _, c := range rep.Cells {
+		counted += c.N
+	}
+	if counted != 1 {
+		t.Fatalf("the report counts %d samples, want 1 (row a, repeat 0): %+v", counted, rep)
+	}
+
+	vals, _, stderr := exportLines(t, "--sweep", sweepDir, "--metadata")
+	var got []string
+	for _, v := range vals {
+		md := v["metadata"].(map[string]any)
+		got = append(got, fmt.Sprintf("%v/%v", md["row"], md["repeat"]))
+	}
+	slices.Sort(got)
+	if want := []string{"a/0"}; !slices.Equal(got, want) {
+		t.Errorf("exported samples %v, want %v: those the report counts", got, want)
+	}
+	const want = "exported 1 dialog from 1 run; 1 of 1 sample selected; skipped 5 outdated samples (made before their row, the repeats or the scorers changed; lllm sweep report does not count them)"
+	if s := exportSummary(t, stderr); s != want {
+		t.Errorf("summary %q\nwant %q", s, want)
+	}
+}
+
+// stripToolIDs removes the tool call ids from a run log's records, as a
+// provider that gives none (Gemini through langchaingo, Ollama) leaves
+// them: the id of each function call, each tool message's tool_call_id
+// and each tool_call record's call_id.
+func stripToolIDs(t *testing.T, events string) {
+	t.Helper()
+	data, err := os.ReadFile(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var strip func(v any)
+	strip = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			delete(x, "tool_call_id")
+			delete(x, "call_id")
+			if calls, ok := x["function_calls"].([]any); ok {
+				for _, c := range calls {
+					if c, ok := c.(map[string]any); ok {
+						c["id"] = ""
+					}
+				}
+			}
+			for _, y := range x {
+				strip(y)
+			}
+		case []any:
+			for _, y := range x {
+				strip(y)
+			}
+		}
+	}
+	var out bytes.Buffer
+	for _, l := range ctLines(string(data)) {
+		dec := json.NewDecoder(strings.NewReader(l))
+		dec.UseNumber()
+		var rec map[string]any
+		if err := dec.Decode(&rec); err != nil {
+			t.Fatal(err)
+		}
+		strip(rec)
+		b, err := json.Marshal(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Write(append(b, '\n'))
+	}
+	if bytes.Contains(out.Bytes(), []byte(`"call_`)) {
+		t.Fatalf("ids left in the log:\n%s", out.Bytes())
+	}
+	if err := os.WriteFile(events, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A run whose log has no tool call ids exports lines whose every tool call
+// and tool result has one, "call_N" by position, the result's that of the
+// call it answers; the ShareGPT line, which has no ids, is the one the log
+// with ids gives.
+func TestExportToolCallsWithoutIDs(t *testing.T) {
+	logDir := t.TempDir()
+	// Two calls at once, then one more, then the answer.
+	id := exportRunID(t, "run", ctConfig("react.yaml"), "--task", "What is (17 + 25) * 3, and how many words in 'a b c'?", "--log-dir", logDir,
+		"--set", `mock.replies=[{tool_calls: [{name: calculator, arguments: {expression: "17 + 25"}}, {name: word_count, arguments: {text: "a b c"}}]}, {tool_calls: [{name: calculator, arguments: {expression: "42 * 3"}}]}, {text: "<answer>126 and 3</answer>"}]`)
+	run, err := logs.Open(logDir, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, withIDs, _ := exportLines(t, id, "--log-dir", logDir, "--format", "sharegpt")
+	stripToolIDs(t, filepath.Join(run.Dir, logs.EventsFile))
+
+	vals, _, _ := exportLines(t, id, "--log-dir", logDir)
+	if len(vals) != 1 {
+		t.Fatalf("%d lines, want the agent's dialog", len(vals))
+	}
+	var line struct {
+		Messages []struct {
+			Role      string `json:"role"`
+			ToolCalls []struct {
+				ID string `json:"id"`
+			} `json:"tool_calls"`
+			ToolCallID string `json:"tool_call_id"`
+		} `json:"messages"`
+	}
+	b, _ := json.Marshal(vals[0])
+	if err := json.Unmarshal(b, &line); err != nil {
+		t.Fatal(err)
+	}
+	var calls, results []string
+	for _, m := range line.Messages {
+		for _, c := range m.ToolCalls {
+			calls = append(calls, c.ID)
+		}
+		if m.Role == "tool" {
+			results = append(results, m.ToolCallID)
+		}
+	}
+	if want := []string{"call_1", "call_2", "call_3"}; !slices.Equal(calls, want) || !slices.Equal(results, want) {
+		t.Errorf("tool call ids %q and tool_call_ids %q, want %q for both\n%s", calls, results, want, b)
+	}
+
+	// The conversations (not the tools: rewriting the log reordered the
+	// keys of their schemas).
+	sharegpt, _, _ := exportLines(t, id, "--log-dir", logDir, "--format", "sharegpt")
+	var before map[string]any
+	if err := json.Unmarshal([]byte(withIDs[0]), &before); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(sharegpt[0]["conversations"])
+	want, _ := json.Marshal(before["conversations"])
+	if !bytes.Equal(got, want) {
+		t.Errorf("sharegpt conversations without ids:\n%s\nwith them:\n%s", got, want)
+	}
+	if strings.Count(string(got), `"from":"function_call"`) != 2 || strings.Count(string(got), `"from":"observation"`) != 3 {
+		t.Errorf("sharegpt line: want 2 function_call turns and 3 observations:\n%s", got)
 	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/lllm-go/lllm/dialog"
 	"github.com/lllm-go/lllm/logs"
+	"github.com/lllm-go/lllm/tactics"
 )
 
 const chatConfig = `tactic_type: chat
@@ -312,59 +314,6 @@ func TestRunFailedAndCancelled(t *testing.T) {
 	}
 }
 
-func TestValidate(t *testing.T) {
-	cfg, _ := writeConfig(t, chatConfig)
-	r := lllm(t, "validate", cfg)
-	if r.code != 0 || r.stdout != cfg+": ok (tactic chat, agents assistant)\n" {
-		t.Fatalf("%v", r)
-	}
-
-	// Several problems at once, each with its place.
-	bad, _ := writeConfig(t, `tactic_type: chat
-global:
-  model_name: nomodel
-agent_configs:
-  - name: helper
-    system_prompt: hi
-  - name: helper
-`)
-	r = lllm(t, "validate", bad)
-	lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
-	if r.code != ExitUsage || r.stdout != "" || len(lines) < 5 {
-		t.Fatalf("%v", r)
-	}
-	for _, want := range []string{"not of the form provider/model", "duplicate agent name", "needs system_prompt", `needs agent "assistant"`} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("no %q in\n%s", want, r.stderr)
-		}
-	}
-	for _, l := range lines[:len(lines)-1] {
-		if !regexp.MustCompile(`^` + regexp.QuoteMeta(bad) + `:\d+:\d+: `).MatchString(l) {
-			t.Errorf("problem %q is not file:line:col: msg", l)
-		}
-	}
-	if !strings.HasPrefix(lines[len(lines)-1], "lllm: "+bad+": ") {
-		t.Errorf("last line %q", lines[len(lines)-1])
-	}
-
-	// Strict keys: every unknown key, with a suggestion.
-	typos, _ := writeConfig(t, strings.Replace(strings.Replace(chatConfig, "model_name:", "model_nam:", 1), "system_prompt:", "sytem_prompt:", 1))
-	r = lllm(t, "validate", typos)
-	if r.code != ExitUsage || !strings.Contains(r.stderr, "model_nam") || !strings.Contains(r.stderr, "sytem_prompt") {
-		t.Fatalf("%v", r)
-	}
-
-	// An unknown tactic, and --set applied before checking.
-	r = lllm(t, "validate", cfg, "--set", "tactic_type=chta")
-	if r.code != ExitUsage || !strings.Contains(r.stderr, `did you mean "chat"`) {
-		t.Fatalf("%v", r)
-	}
-	r = lllm(t, "validate", cfg, "--set", "global.model_name=opneai/x")
-	if r.code != ExitUsage || !strings.Contains(r.stderr, "opneai") {
-		t.Fatalf("%v", r)
-	}
-}
-
 // buildLLLM builds the lllm binary once per test process and returns its
 // path. It skips the test under -short or when go is not on PATH.
 func buildLLLM(t *testing.T) string {
@@ -587,4 +536,208 @@ func TestRunLabels(t *testing.T) {
 	}
 	bad := lllm(t, "run", cfg, "--task", "x", "--log-dir", logDir, "--label", "novalue")
 	wantError(t, bad, ExitUsage, `--label "novalue": want KEY=VALUE`)
+}
+
+// A tasks file line that is not UTF-8 is refused at its line: decoded as
+// JSON it would have become U+FFFD, and the run would have answered
+// another task than the file's.
+func TestReadTasksNotUTF8(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tasks.jsonl")
+	body := "{\"task\": \"caf\u00e9 \ufffd\"}\n{\"task\": \"What is \xff?\"}\n"
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := readTasks(path)
+	if err == nil {
+		t.Fatalf("readTasks = %+v, want an error at line 2", tasks)
+	}
+	if want := path + ":2: not UTF-8 text"; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not say %q", err, want)
+	}
+	// The first line alone, UTF-8 with a literal U+FFFD, is read as it is.
+	if err := os.WriteFile(path, []byte(body[:strings.Index(body, "\n")+1]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tasks, err = readTasks(path)
+	if err != nil || len(tasks) != 1 || tasks[0].task != "caf\u00e9 \ufffd" {
+		t.Fatalf("readTasks = %+v, %v; want the one task as written", tasks, err)
+	}
+}
+
+// TestSeedFlagPointsToModelArgs: --seed, which a researcher tries first, is
+// a usage error that says where a run's seed is, on every command with
+// --set; elsewhere it is an unknown flag like any other.
+func TestSeedFlagPointsToModelArgs(t *testing.T) {
+	cfg, logDir := writeConfig(t, chatConfig)
+	for _, args := range [][]string{
+		{"run", cfg, "--task", "x", "--seed", "7"},
+		{"run", cfg, "--task", "x", "--seed=7"},
+		{"validate", cfg, "--seed", "7"},
+		{"replay", "latest", "--log-dir", logDir, "--seed", "7"},
+		{"sweep", cfg, "--seed", "7"},
+	} {
+		t.Run(label(args), func(t *testing.T) {
+			wantError(t, lllm(t, args...), ExitUsage, "unknown flag: --seed", "--set global.model_args.seed=N")
+		})
+	}
+	if r := lllm(t, "runs", "--log-dir", logDir, "--seed", "7"); r.code != ExitUsage || strings.Contains(r.stderr, "model_args") {
+		t.Errorf("lllm runs --seed: want a plain unknown flag:\n%v", r)
+	}
+}
+
+// TestSeedIsModelArgs checks what README says of a run's seed: --set
+// global.model_args.seed=N changes the mock's default reply, is recorded in
+// run_start's config and each model_call's params, and a replay reuses it
+// (and diverges when it is changed).
+func TestSeedIsModelArgs(t *testing.T) {
+	cfg, logDir := writeConfig(t, "tactic_type: chat\nglobal: {model_name: mock/demo}\nagent_configs:\n  - name: assistant\n    system_prompt: You answer.\n")
+	run := func(sets ...string) map[string]any {
+		t.Helper()
+		r := lllm(t, append([]string{"run", cfg, "--task", "Hello there", "--log-dir", logDir, "-o", "json"}, sets...)...)
+		if r.code != 0 {
+			t.Fatalf("lllm run %v:\n%v", sets, r)
+		}
+		return decodeJSON[map[string]any](t, r.stdout)
+	}
+	plain, seeded := run(), run("--set", "global.model_args.seed=7")
+	if plain["result"] == seeded["result"] {
+		t.Errorf("model_args.seed=7 left the mock's default reply as it was: %v", plain["result"])
+	}
+
+	id := seeded["run_id"].(string)
+	f, err := os.Open(filepath.Join(logDir, id, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var starts, calls int
+	for sc := bufio.NewScanner(f); sc.Scan(); {
+		var rec struct {
+			Kind     string `json:"kind"`
+			RunStart *struct {
+				Seed   int64 `json:"seed"`
+				Config struct {
+					Global struct {
+						ModelArgs map[string]any `json:"model_args"`
+					} `json:"global"`
+				} `json:"config"`
+			} `json:"run_start"`
+			ModelCall *struct {
+				Params map[string]any `json:"params"`
+			} `json:"model_call"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatal(err)
+		}
+		switch rec.Kind {
+		case "run_start":
+			starts++
+			if s := rec.RunStart; s.Config.Global.ModelArgs["seed"] != 7.0 || s.Seed != 0 {
+				t.Errorf("run_start: config.global.model_args %v and seed %d, want model_args.seed 7 and no seed of its own", s.Config.Global.ModelArgs, s.Seed)
+			}
+		case "model_call":
+			calls++
+			if p := rec.ModelCall.Params; p["seed"] != 7.0 {
+				t.Errorf("model_call params %v, want seed 7", p)
+			}
+		}
+	}
+	if starts != 1 || calls != 1 {
+		t.Fatalf("the log has %d run_start and %d model_call records, want 1 and 1", starts, calls)
+	}
+
+	r := lllm(t, "replay", id, "--log-dir", logDir, "-o", "json")
+	if got := decodeJSON[map[string]any](t, r.stdout); r.code != 0 || got["result"] != seeded["result"] {
+		t.Errorf("the replay of the seeded run:\n%v", r)
+	}
+	if r := lllm(t, "replay", id, "--log-dir", logDir, "-o", "json", "--set", "global.model_args.seed=8"); r.code != ExitError {
+		t.Errorf("a replay with another seed exits %d, want %d (diverged):\n%v", r.code, ExitError, r)
+	}
+}
+
+// removesLogRoot is a tactic that deletes the log root its run writes in,
+// as a user cleaning the wrong folder would.
+type removesLogRoot struct{ root string }
+
+func (removesLogRoot) Agents() []string { return []string{"assistant"} }
+func (t removesLogRoot) Call(context.Context, *tactics.Session, string) (any, error) {
+	return "done", os.RemoveAll(t.root)
+}
+
+func init() {
+	tactics.Register("cli_test_removes_log_root", func(p map[string]any) (tactics.Tactic, error) {
+		root, _ := p["root"].(string)
+		return removesLogRoot{root}, nil
+	})
+}
+
+// A run whose log could not be finished does not say only "status ok",
+// alone (--task) or one of several (--tasks): the text and the JSON say
+// the log is unfinished, and the exit status is 1.
+func TestRunSaysLogUnfinished(t *testing.T) {
+	for _, many := range []bool{false, true} {
+		for _, format := range []string{"text", "json"} {
+			t.Run(fmt.Sprintf("tasks=%v/%s", many, format), func(t *testing.T) {
+				cfg, logDir := writeConfig(t, "")
+				src := strings.Replace(chatConfig, "tactic_type: chat", "tactic_type: cli_test_removes_log_root\nparams: {root: "+logDir+"}", 1)
+				if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				task := []string{"--task", "x"}
+				if many {
+					tasks := filepath.Join(t.TempDir(), "tasks.jsonl")
+					if err := os.WriteFile(tasks, []byte("{\"task\": \"x\"}\n"), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					task = []string{"--tasks", tasks}
+				}
+				r := lllm(t, append([]string{"run", cfg, "--log-dir", logDir, "-o", format}, task...)...)
+				if r.code != ExitError || !strings.Contains(r.stderr, "deleted or moved") {
+					t.Fatalf("%v", r)
+				}
+				if format == "text" {
+					if !strings.Contains(r.stdout, "status ok (log unfinished)") {
+						t.Errorf("stdout %q does not say the log is unfinished", r.stdout)
+					}
+					return
+				}
+				var got []resultJSON
+				out := r.stdout
+				if !many {
+					out = "[" + out + "]"
+				}
+				if err := json.Unmarshal([]byte(out), &got); err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != 1 || got[0].Status != "ok" || !strings.Contains(got[0].LogError, "deleted or moved") {
+					t.Errorf("JSON %+v: want status ok and log_error saying the log was deleted", got)
+				}
+			})
+		}
+	}
+}
+
+type panicSiteTactic struct{}
+
+func (panicSiteTactic) Agents() []string { return []string{"assistant"} }
+func (panicSiteTactic) Call(context.Context, *tactics.Session, string) (any, error) {
+	panic("the tactic has a bug")
+}
+
+func init() {
+	tactics.Register("cli_test_panics", func(map[string]any) (tactics.Tactic, error) { return panicSiteTactic{}, nil })
+}
+
+// lllm run of a tactic that panics says what panicked and where on its
+// one line, and leaves the stack to the log instead of joining it in.
+func TestRunPanicOneLine(t *testing.T) {
+	cfg, logDir := writeConfig(t, strings.Replace(chatConfig, "tactic_type: chat", "tactic_type: cli_test_panics", 1))
+	r := lllm(t, "run", cfg, "--task", "x", "--log-dir", logDir)
+	if r.code != ExitError || strings.Count(r.stderr, "\n") != 1 ||
+		!strings.Contains(r.stderr, "panicked: the tactic has a bug (at ") ||
+		!strings.Contains(r.stderr, "run_test.go:") ||
+		!strings.Contains(r.stderr, "(its stack is run_end.error in the log)") ||
+		strings.Contains(r.stderr, "goroutine ") {
+		t.Fatalf("%v", r)
+	}
 }

@@ -3,6 +3,9 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -401,5 +404,274 @@ func TestListFuncReadsStartOnly(t *testing.T) {
 	}
 	if len(sums) != 4 { // failed, interrupted, running, junk
 		t.Errorf("kept %d runs, want 4", len(sums))
+	}
+}
+
+// wholeTaskPreview is the TASK cell's task as taskPreview must give it:
+// from the whole task decoded, as lllm runs made it before it read long
+// tasks from their start only.
+func wholeTaskPreview(task json.RawMessage) string {
+	text := string(task)
+	var s string
+	if json.Unmarshal(task, &s) == nil {
+		text = s
+	}
+	text = strings.Join(strings.Fields(text), " ")
+	if r := []rune(text); len(r) > 40 {
+		return string(r[:39]) + "…"
+	}
+	return text
+}
+
+// taskPreview reads a long task from its start only, and previews it as
+// the whole task decoded would: tasks of every length around the prefix
+// sizes, with runs of white space, escapes, multi-byte and invalid UTF-8,
+// surrogate pairs, wide spaces, and tasks that are not strings.
+func TestTaskPreviewAsWholeTask(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	pieces := []string{"a", "word ", " ", "\n", "\t\t", "é", "😀", "\u3000", "\\", "\"", "<&>", "\u2028", "\x00", "\xff", "\xe2\x82", "z"}
+	var tasks []json.RawMessage
+	for range 400 {
+		var b strings.Builder
+		// Lengths around the prefixes read: 4 KB, 16 KB, 64 KB.
+		size := []int{10, 60, 4 << 10, 16 << 10, 64 << 10, 70 << 10}[rng.IntN(6)] + rng.IntN(64) - 32
+		spaces := rng.IntN(3) == 0 // mostly white space, then text
+		for b.Len() < size {
+			p := pieces[rng.IntN(len(pieces))]
+			if spaces && b.Len() < size-200 {
+				p = []string{" ", "\n", "\u3000"}[rng.IntN(3)]
+			}
+			b.WriteString(p)
+		}
+		raw, _ := json.Marshal(b.String())
+		tasks = append(tasks, raw)
+		// The same text with its invalid bytes left raw in the string, as
+		// a log may hold it.
+		tasks = append(tasks, json.RawMessage(`"`+strings.NewReplacer(`\"`, `\"`, `\\`, `\\`, `\ufffd`, "\xff").Replace(string(raw[1:len(raw)-1]))+`"`))
+	}
+	long := strings.Repeat("x ", 40<<10)
+	tasks = append(tasks,
+		json.RawMessage(`null`), json.RawMessage(`42`), json.RawMessage(`{"q": "`+long+`"}`),
+		json.RawMessage(`["`+long+`"]`), json.RawMessage(` "`+long+`"`), json.RawMessage(`"\ud83d\ude00`+long+`"`),
+		json.RawMessage(`"`+strings.Repeat(`\u0020`, 5000)+"tail"+`"`), nil)
+	for i, task := range tasks {
+		if got, want := taskPreview(task), wholeTaskPreview(task); got != want {
+			t.Fatalf("task %d (%d bytes, starting %.60q): preview %q, want %q", i, len(task), task, got, want)
+		}
+	}
+	// And the cell as lllm runs shows it.
+	st := &logs.RunStart{Labels: map[string]string{"b": "2", "a": "1"}, Task: tasks[4]}
+	if got, want := taskCell(st), "a=1 b=2 "+wholeTaskPreview(tasks[4]); got != want || !strings.HasPrefix(got, "a=1 b=2 ") {
+		t.Errorf("cell %q, want %q", got, want)
+	}
+	if got := taskCell(&logs.RunStart{}); got != "-" {
+		t.Errorf("cell of nothing: %q", got)
+	}
+}
+
+// lllm runs lists a run whose log ends in a whole line that is not a
+// record as unreadable, at that line, as lllm tree refuses it; a last
+// line without its newline, one the run stopped while writing, is skipped.
+func TestRunsDamagedLastLine(t *testing.T) {
+	root := t.TempDir()
+	started := time.Date(2026, 11, 20, 10, 0, 0, 0, time.Local)
+	garbage := writeStartedRun(t, root, started, "aaaaaa", logs.RunStart{Tactic: "chat"}, &logs.RunEnd{Status: logs.StatusOK})
+	torn := writeStartedRun(t, root, started.Add(time.Minute), "bbbbbb", logs.RunStart{Tactic: "chat"}, &logs.RunEnd{Status: logs.StatusOK})
+	appendRaw := func(id, data string) {
+		f, err := os.OpenFile(filepath.Join(root, id, logs.EventsFile), os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendRaw(garbage, "garbage\n")
+	appendRaw(torn, `{"seq":3,"ts":"2026-11-`)
+	path := filepath.Join(root, garbage, logs.EventsFile)
+	wantErr := path + `:3: corrupt record: jsontext: invalid character 'g' at start of value`
+
+	r := lllm(t, "runs", "--log-dir", root, "-o", "json")
+	var runs []logs.RunInfo
+	if err := json.Unmarshal([]byte(r.stdout), &runs); r.code != 0 || err != nil || len(runs) != 2 {
+		t.Fatalf("%v", r)
+	}
+	if runs[0].RunID != garbage || runs[0].Status != logs.StatusUnreadable || runs[0].Error != wantErr {
+		t.Errorf("run with a garbage last line: %+v, want unreadable: %s", runs[0], wantErr)
+	}
+	if runs[1].RunID != torn || runs[1].Status != logs.StatusOK || runs[1].Error != "" {
+		t.Errorf("run with a torn last line: %+v, want ok", runs[1])
+	}
+
+	r = lllm(t, "runs", "--log-dir", root)
+	if r.code != 0 || !strings.Contains(r.stderr, "lllm: warning: run "+garbage+" is unreadable: "+wantErr) {
+		t.Errorf("table: %v", r)
+	}
+	rows := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(rows) != 3 || !strings.Contains(rows[1], " unreadable ") || !strings.Contains(rows[2], " ok ") {
+		t.Errorf("table rows:\n%s", r.stdout)
+	}
+	// lllm tree refuses the log at the same line.
+	if r := lllm(t, "tree", garbage, "--log-dir", root); r.code == 0 || !strings.Contains(r.stderr, wantErr) {
+		t.Errorf("tree: %v", r)
+	}
+	if r := lllm(t, "runs", "--log-dir", root, "--status", "unreadable", "-o", "json"); !strings.Contains(r.stdout, garbage) || strings.Contains(r.stdout, torn) {
+		t.Errorf("--status unreadable: %v", r)
+	}
+}
+
+// lllm run under a log root it cannot write names the root and the fix.
+func TestRunReadOnlyLogDir(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("running as root: directory modes are not enforced")
+	}
+	ro := filepath.Join(t.TempDir(), "ro")
+	if err := os.Mkdir(ro, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(ro, 0o755) })
+	r := lllm(t, "run", "../../../configs/quickstart.yaml", "--task", "hi", "--log-dir", ro)
+	want := "lllm: creating a run under the log root " + ro + ": permission denied: choose a writable log dir (--log-dir or log_dir)"
+	if r.code == 0 || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, ".tmp-") {
+		t.Errorf("%v\nwant %s", r, want)
+	}
+}
+
+// Run from inside a log root (cd logs), where ./logs does not exist, the
+// commands that read runs say to pass --log-dir . (and do with it); given
+// --log-dir, they say nothing of the current directory.
+func TestInsideLogRoot(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "logs")
+	if r := lllm(t, "run", ctConfig("chat.yaml"), "--task", "Capital of France?", "--log-dir", root); r.code != 0 {
+		t.Fatal(r)
+	}
+	t.Chdir(root)
+	const hint = "the current directory holds runs itself: pass --log-dir ."
+
+	if r := lllm(t, "runs"); r.code != 0 || !strings.Contains(r.stderr, "no runs under logs (it does not exist; runs go under --log-dir, ./logs by default; "+hint+")") {
+		t.Errorf("runs:\n%v", r)
+	}
+	for _, args := range [][]string{{"show", "latest"}, {"tree", "latest"}, {"show", "2026"}, {"export", "latest"}} {
+		wantError(t, lllm(t, args...), ExitError, "under logs", hint)
+	}
+	if r := lllm(t, "tree", "latest", "--log-dir", "."); r.code != 0 {
+		t.Errorf("tree latest --log-dir .:\n%v", r)
+	}
+	for _, args := range [][]string{{"runs", "--log-dir", "logs"}, {"show", "latest", "--log-dir", "logs"}} {
+		if r := lllm(t, args...); strings.Contains(r.stderr, hint) {
+			t.Errorf("%s: the hint with --log-dir given:\n%v", strings.Join(args, " "), r)
+		}
+	}
+}
+
+func TestRuns(t *testing.T) {
+	root := t.TempDir()
+	ok := newFixture(t, root)
+
+	// A failed run, and one still running (no run_end).
+	w, failed, err := logs.Create(root, logs.RunStart{Tactic: "broken"}, logs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Finish(logs.RunEnd{Status: logs.StatusFailed, Error: "boom"}); err != nil {
+		t.Fatal(err)
+	}
+	w, running, err := logs.Create(root, logs.RunStart{Tactic: "slow"}, logs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() }) // still being written while lllm runs looks
+	// One whose log is not ours; it sorts last.
+	junk := filepath.Join(root, "99991231T000000.000000Z-junk00")
+	if err := os.Mkdir(junk, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(junk, logs.EventsFile), []byte("hello world\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	r := lllm(t, "runs", "--log-dir", root)
+	if r.code != 0 {
+		t.Fatalf("%v", r)
+	}
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("want a header and 4 rows:\n%s", r.stdout)
+	}
+	if h := strings.Fields(lines[0]); !slices.Equal(h, []string{"ID", "TACTIC", "STATUS", "STARTED", "DURATION", "DIALOGS", "MODEL", "CALLS", "TOKENS", "COST", "TASK"}) {
+		t.Errorf("header %q", lines[0])
+	}
+	for i, l := range lines {
+		if strings.TrimRight(l, " ") != l {
+			t.Errorf("line %d has trailing spaces: %q", i, l)
+		}
+	}
+	// Newest last; the columns line up under the header.
+	col := strings.Index(lines[0], "STATUS")
+	for i, want := range []struct{ id, tactic, status string }{
+		{ok.runID, "fixture", "ok"}, {failed.ID, "broken", "failed"}, {running.ID, "slow", "running"},
+		{filepath.Base(junk), "-", "unreadable"},
+	} {
+		fs := strings.Fields(lines[i+1])
+		if fs[0] != want.id || fs[1] != want.tactic || fs[2] != want.status {
+			t.Errorf("row %d = %q, want %s %s %s", i, lines[i+1], want.id, want.tactic, want.status)
+		}
+		if !strings.HasPrefix(lines[i+1][col:], want.status) {
+			t.Errorf("row %d: status not under STATUS: %q", i, lines[i+1])
+		}
+	}
+	if fs := strings.Fields(lines[1]); !slices.Equal(fs[6:10], []string{"5", "2", "175", "$0.0017"}) {
+		t.Errorf("ok row totals %q, want 5 dialogs, 2 calls, 175 tokens, $0.0017", lines[1])
+	}
+	if fs := strings.Fields(lines[3]); !slices.Equal(fs[5:10], []string{"-", "-", "-", "-", "-"}) {
+		t.Errorf("running row %q, want no duration or totals", lines[3])
+	}
+	if !strings.Contains(r.stderr, "lllm: warning: run "+filepath.Base(junk)+" is unreadable") {
+		t.Errorf("stderr does not warn about the unreadable run:\n%s", r.stderr)
+	}
+
+	r = lllm(t, "runs", "--log-dir", root, "-o", "json")
+	var got []struct {
+		RunID                      string `json:"run_id"`
+		Dir, Tactic, Status, Error string
+		DurationMS                 *float64 `json:"duration_ms"`
+		Totals                     *logs.Totals
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%v", err, r)
+	}
+	if len(got) != 4 {
+		t.Fatalf("%d runs, want 4: %+v", len(got), got)
+	}
+	if g := got[0]; g.RunID != ok.runID || g.Status != "ok" || g.Tactic != "fixture" || g.Totals == nil ||
+		g.Totals.Dialogs != 5 || g.Totals.Cost.USD != 0.0017 || g.DurationMS == nil || g.Dir != filepath.Join(root, ok.runID) {
+		t.Errorf("ok run %+v", g)
+	}
+	if g := got[1]; g.Status != "failed" || g.Error != "boom" {
+		t.Errorf("failed run %+v", g)
+	}
+	if g := got[2]; g.Status != "running" || g.Totals != nil || g.DurationMS != nil {
+		t.Errorf("running run %+v", g)
+	}
+	if g := got[3]; g.Status != "unreadable" || !strings.Contains(g.Error, filepath.Join(junk, logs.EventsFile)) {
+		t.Errorf("unreadable run %+v", g)
+	}
+}
+
+func TestRunsNone(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	for dir, note := range map[string]string{t.TempDir(): "", missing: " (it does not exist; runs go under --log-dir, ./logs by default)"} {
+		r := lllm(t, "runs", "--log-dir", dir)
+		if r.code != 0 || r.stdout != "" || r.stderr != "no runs under "+dir+note+"\n" {
+			t.Errorf("runs in an empty log root:\n%v", r)
+		}
+		r = lllm(t, "runs", "--log-dir", dir, "-o", "json")
+		if r.code != 0 || r.stdout != "[]\n" {
+			t.Errorf("runs -o json in an empty log root:\n%v", r)
+		}
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Error("runs created the log root")
 	}
 }
