@@ -317,7 +317,11 @@ func (r *sweepRun) report(ctx context.Context, budgetErr error) (*Report, error)
 // writeManifest records the current grid, keeping the cells of earlier
 // grids that are no longer in it.
 func (s *Sweep) writeManifest() error {
-	m := &Manifest{Name: s.Spec.name(), Spec: s.Spec.Path, Tactic: s.base.TacticType, Rows: len(s.Rows), Dataset: datasetDigest(s.Rows),
+	spec := s.Spec.Path
+	if abs, err := filepath.Abs(spec); err == nil && spec != "" {
+		spec = abs
+	}
+	m := &Manifest{Name: s.Spec.name(), Spec: spec, Tactic: s.base.TacticType, Rows: len(s.Rows), Dataset: datasetDigest(s.Rows),
 		Repeats: s.Spec.repeats(), PassK: s.Spec.passK(), PassScorer: s.Spec.passScorer(), RowSums: rowSums(s.Rows), ScorerSpecs: s.scorerSpecs()}
 	for _, a := range s.Spec.Axes {
 		m.Axes = append(m.Axes, a.Path)

@@ -580,7 +580,10 @@ func (s *store) check() error {
 
 // Manifest describes a sweep's grid, for reports read from disk.
 type Manifest struct {
-	Name    string         `json:"name"`
+	Name string `json:"name"`
+	// Spec is the absolute path of the spec file last run on the
+	// directory (as it was given, maybe relative, in manifests before
+	// it was made absolute).
 	Spec    string         `json:"spec,omitempty"`
 	Tactic  string         `json:"tactic,omitempty"`
 	Axes    []string       `json:"axes"`

@@ -175,7 +175,11 @@ func New(ctx context.Context, spec *Spec, opts Options) (*Sweep, error) {
 		if s.records, s.warnings, err = loadRecords(s.Dir); err != nil {
 			return nil, err
 		}
-		if w := s.otherSweep(); w != "" {
+		w, err := s.otherSweep()
+		if err != nil {
+			return nil, &SpecError{err}
+		}
+		if w != "" {
 			s.warnings = append(s.warnings, w)
 		}
 	} else {
@@ -184,22 +188,47 @@ func New(ctx context.Context, spec *Spec, opts Options) (*Sweep, error) {
 	return s, nil
 }
 
-// otherSweep says when the directory was last run by another spec file
-// with another dataset: two specs of the same name (by default the file
-// name, so two sweep.yaml files) share the directory, and each run
-// re-runs the samples of the other's rows, silently.
-func (s *Sweep) otherSweep() string {
+// otherSweep refuses a directory last run by another spec file of the
+// same name (by default the file name, so two sweep.yaml files), which
+// would mix the two sweeps' samples and leave the manifest, and so the
+// report, the last one's. It goes by the spec's absolute path, which the
+// manifest records: the same file, edited or reached by another path, is
+// the same sweep, and so is a spec moved from a path where no file is
+// left. A manifest from before it recorded a path as it was given,
+// relative to a directory it does not say; otherSweep then only warns,
+// and only when the dataset differs too.
+func (s *Sweep) otherSweep() (warning string, err error) {
 	m, err := ReadManifest(s.Dir)
-	if err != nil || m.Spec == "" || s.Spec.Path == "" || m.Dataset == "" || m.Dataset == datasetDigest(s.Rows) {
-		return ""
+	if err != nil || m.Spec == "" || s.Spec.Path == "" {
+		return "", nil
 	}
-	was, errW := filepath.Abs(m.Spec)
-	now, errN := filepath.Abs(s.Spec.Path)
-	if errW != nil || errN != nil || was == now {
-		return ""
+	now, err := filepath.Abs(s.Spec.Path)
+	if err != nil || sameFile(m.Spec, now) {
+		return "", nil
 	}
-	return fmt.Sprintf("%s was last run by %s, on another dataset: %s has the same name %q, so the two share the directory and each re-runs the other's samples: give one of them its own name (the spec's name key), or run it with another --log-dir",
-		s.Dir, m.Spec, s.Spec.Path, s.Spec.name())
+	if !filepath.IsAbs(m.Spec) {
+		if m.Dataset == "" || m.Dataset == datasetDigest(s.Rows) {
+			return "", nil
+		}
+		return fmt.Sprintf("%s was last run by %s, on another dataset: %s has the same name %q, so the two share the directory and each re-runs the other's samples: give one of them its own name (the spec's name key), or run it with another --log-dir",
+			s.Dir, m.Spec, s.Spec.Path, s.Spec.name()), nil
+	}
+	if _, err := os.Stat(m.Spec); err != nil {
+		return "", nil // moved, or on another machine
+	}
+	return "", errorAt(s.Spec.Path, s.Spec.lines["name"], "sweep %q in %s is the sweep of another spec, %s: the two would share its samples and the report would show them as this one's; give this spec its own name (the name key), or run it with another --log-dir, or, to go on with that sweep, edit and run that spec",
+		s.Spec.name(), s.Dir, m.Spec)
+}
+
+// sameFile reports whether the paths a and b name one file: the same
+// path, or, both existing, the same file by another path (a link).
+func sameFile(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
 // Warnings are what reading the sweep's directory skipped, such as a torn
