@@ -115,6 +115,7 @@ func (c CellReport) MarshalJSON() ([]byte, error) {
 		Mean     *float64 `json:"mean"`
 		StdErr   *float64 `json:"stderr"`
 		Unscored int      `json:"unscored,omitempty"`
+		Error    string   `json:"unscored_error,omitempty"`
 	}
 	out := struct {
 		plain
@@ -133,7 +134,7 @@ func (c CellReport) MarshalJSON() ([]byte, error) {
 		if c.N < 2 {
 			se = nil // one sample has no spread to estimate
 		}
-		out.Scores = append(out.Scores, scoreJSON{Name: s.Name, Mean: finished(s.Mean), StdErr: se, Unscored: s.Unscored})
+		out.Scores = append(out.Scores, scoreJSON{Name: s.Name, Mean: finished(s.Mean), StdErr: se, Unscored: s.Unscored, Error: s.UnscoredError})
 	}
 	out.P50MS, out.P95MS = finished(c.P50MS), finished(c.P95MS)
 	return json.Marshal(out)
@@ -150,6 +151,10 @@ type ScoreStat struct {
 	// scorer could not score (a judge's reply with no verdict, say): each
 	// scores 0 on it, and its record's score_errors says why.
 	Unscored int `json:"unscored,omitempty"`
+	// UnscoredError is why the scorer could not score one of them (its
+	// score_errors text), the same whatever order the records are read
+	// in; empty when Unscored is 0.
+	UnscoredError string `json:"unscored_error,omitempty"`
 }
 
 // Report aggregates what the sweep's directory holds for its cells,
@@ -273,9 +278,18 @@ type cellAgg struct {
 	tokensIn, tokOut int
 	cost             ksum
 	sum, sumSq       []ksum
-	unscored         []int // per scorer: samples that ran but it could not score
+	unscored         []int       // per scorer: samples that ran but it could not score
+	unscoredErr      []keyedText // per scorer: the score_errors text of one of them
 	lat              latencySample
 	perRow           map[int32]*rowAgg
+}
+
+// keyedText is a text of the sample whose key hashes to h (sampleHash):
+// of several samples', the one of the lowest hash is kept, whatever the
+// order records are read in.
+type keyedText struct {
+	h    uint64
+	text string
 }
 
 // rowAgg is what a cell keeps of one dataset row: its samples n, of which
@@ -289,7 +303,7 @@ type rowAgg struct {
 func (x *rowAgg) mean(i int) float64 { return x.sum[i].value() / float64(x.n) }
 
 func newCellAgg(scorers int) *cellAgg {
-	return &cellAgg{sum: make([]ksum, scorers), sumSq: make([]ksum, scorers), unscored: make([]int, scorers), perRow: map[int32]*rowAgg{}}
+	return &cellAgg{sum: make([]ksum, scorers), sumSq: make([]ksum, scorers), unscored: make([]int, scorers), unscoredErr: make([]keyedText, scorers), perRow: map[int32]*rowAgg{}}
 }
 
 // add counts r, a sample of the dataset row row; scorers[pass] is the
@@ -305,12 +319,16 @@ func (a *cellAgg) add(r *Record, row int32, scorers []string, pass int) {
 	a.tokensIn += r.TokensIn
 	a.tokOut += r.TokensOut
 	a.cost.add(r.Cost)
-	a.lat.add(sampleHash(r.Cell, r.Row, r.Repeat), r.LatencyMS)
+	h := sampleHash(r.Cell, r.Row, r.Repeat)
+	a.lat.add(h, r.LatencyMS)
 	for i, name := range scorers {
 		v := r.Scores[name]
 		a.sum[i].add(v)
 		a.sumSq[i].add(v * v)
-		if _, failed := r.ScoreErrors[name]; failed && r.Status == "ok" {
+		if text, failed := r.ScoreErrors[name]; failed && r.Status == "ok" {
+			if a.unscored[i] == 0 || h < a.unscoredErr[i].h {
+				a.unscoredErr[i] = keyedText{h, text}
+			}
 			a.unscored[i]++
 		}
 	}
@@ -338,7 +356,7 @@ func (a *cellAgg) report(c ManifestCell, scorers []string, passK []int) CellRepo
 		cr.Settings[s.Path] = s.Value
 	}
 	for i, name := range scorers {
-		st := ScoreStat{Name: name, Unscored: a.unscored[i]}
+		st := ScoreStat{Name: name, Unscored: a.unscored[i], UnscoredError: a.unscoredErr[i].text}
 		if a.n > 0 {
 			st.Mean = a.sum[i].value() / float64(a.n)
 		}

@@ -422,19 +422,23 @@ func printReport(cmd *cobra.Command, rep *sweep.Report, warnings []string, err e
 
 // unscoredWarnings says, for each scorer that could not score some
 // samples whose run succeeded (a judge whose reply had no verdict), how
-// many: each scores 0, which the table cannot tell from a wrong answer.
+// many of the table's, and why one of them: each scores 0, which the table
+// cannot tell from a wrong answer.
 func unscoredWarnings(rep *sweep.Report) []string {
-	unscored, ran := map[string]int{}, 0
+	unscored, why, ok := map[string]int{}, map[string]string{}, 0
 	for _, c := range rep.Cells {
-		ran += c.N - c.Errors
+		ok += c.N - c.Errors
 		for _, s := range c.Scores {
+			if s.Unscored > 0 && why[s.Name] == "" {
+				why[s.Name] = s.UnscoredError
+			}
 			unscored[s.Name] += s.Unscored
 		}
 	}
 	var out []string
 	for _, name := range rep.Scorers {
 		if n := unscored[name]; n > 0 {
-			out = append(out, fmt.Sprintf("scorer %s could not score %d of the %d samples that ran, which score 0 on it: score_errors in the samples files of %s say why", name, n, ran, rep.Dir))
+			out = append(out, fmt.Sprintf("scorer %s could not score %d of the %d samples in the table whose run succeeded, which score 0 on it (%s, for one; score_errors in the samples files of %s say why for each)", name, n, ok, why[name], rep.Dir))
 		}
 	}
 	return out

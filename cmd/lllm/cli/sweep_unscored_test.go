@@ -8,8 +8,8 @@ import (
 )
 
 // lllm sweep, sweep report and sweep merge warn on stderr when a scorer
-// could not score samples that ran (a judge with no verdict): they score
-// 0, which the table alone cannot tell from wrong answers.
+// could not score samples that ran (a judge with no verdict), and why:
+// they score 0, which the table alone cannot tell from wrong answers.
 func TestSweepWarnsOfUnscoredSamples(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{
@@ -24,8 +24,11 @@ func TestSweepWarnsOfUnscoredSamples(t *testing.T) {
 		}
 	}
 	logDir := filepath.Join(dir, "logs")
-	want := "lllm: warning: scorer judge could not score 1 of the 2 samples that ran, which score 0 on it"
+	// The count is of the table's samples, which a run that resumes or a
+	// report did not run, and the warning says why one was not scored.
+	want := `lllm: warning: scorer judge could not score 1 of the 2 samples in the table whose run succeeded, which score 0 on it (judge: no <score>X</score> and no yes/no in the reply "Hard to say.", for one;`
 	for _, args := range [][]string{
+		{"sweep", filepath.Join(dir, "sweep.yaml"), "--log-dir", logDir},
 		{"sweep", filepath.Join(dir, "sweep.yaml"), "--log-dir", logDir},
 		{"sweep", "report", filepath.Join(logDir, "sweeps", "sweep")},
 		{"sweep", "report", filepath.Join(logDir, "sweeps", "sweep"), "-o", "json"},
