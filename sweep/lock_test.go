@@ -3,6 +3,9 @@
 package sweep
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -31,8 +34,10 @@ func TestLockRun(t *testing.T) {
 	}
 
 	r := take(whole)
-	refused(whole, "being run whole by another process")
-	refused(s02, "being run whole by another process")
+	host, _ := os.Hostname()
+	by := fmt.Sprintf("is being run whole by process %d on %s: wait", os.Getpid(), host)
+	refused(whole, by)
+	refused(s02, by)
 	r()
 
 	r0 := take(s02)
@@ -47,4 +52,12 @@ func TestLockRun(t *testing.T) {
 	refused(s02, "being run by shards of 3")
 	r()
 	take(whole)()
+
+	// A lock written by a version that did not say who holds it.
+	r = take(whole)
+	if err := os.WriteFile(filepath.Join(dir, lockFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	refused(whole, "is being run whole by another process: wait")
+	r()
 }
