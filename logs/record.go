@@ -174,8 +174,8 @@ type ModelCall struct {
 	// manager's summary), so that a replay can serve it.
 	Text string `json:"text,omitempty"`
 	// FinishReason is why the model stopped, as its provider said it
-	// (since format 1.8): "length", "max_tokens" or "MAX_TOKENS" for a
-	// reply cut at max_tokens; "" when the provider gave none.
+	// (since format 1.8; "" when the provider gave none). CutAtMaxTokens
+	// knows the providers' spellings of a reply cut at max_tokens.
 	FinishReason string       `json:"finish_reason,omitempty"`
 	Usage        dialog.Usage `json:"usage,omitzero"`
 	USD          float64      `json:"usd,omitzero"`
